@@ -1,0 +1,226 @@
+//! The exposure of one test item to one block of training pairs, and the
+//! exact merge of per-block answers.
+//!
+//! A block's answer is merged into the answer over all earlier rows: the
+//! higher score wins, ties go to the lower row index. Blocks arrive in row
+//! order or not at all; the merge is associative, so sharded answers equal
+//! the single-pass one.
+
+use crate::postings::{Postings, Query};
+use crate::score::{top_k, Bar, Hit, Score};
+use crate::search::{prefix_cost, scores_of, search, Limit, Scratch};
+
+/// A test item as queries in one vocabulary: its source and its references.
+#[derive(Debug, Clone, Default)]
+pub struct ItemQueries {
+    pub source: Query,
+    pub references: Vec<Query>,
+}
+
+/// A target-side hit: the best reference for that training row.
+#[derive(Debug, Clone, Copy)]
+pub struct TargetHit {
+    pub hit: Hit,
+    pub reference: u32,
+}
+
+/// Everything known about one test item after some training rows.
+#[derive(Debug, Clone, Default)]
+pub struct Exposure {
+    /// The best training sources, best first.
+    pub source: Vec<Hit>,
+    /// The best training targets (best reference each), best first.
+    pub target: Vec<TargetHit>,
+    /// The training pair with the highest min(source score, target score).
+    pub pair: Option<Hit>,
+    pub source_exact: bool,
+    pub target_exact: bool,
+    pub pair_exact: bool,
+}
+
+fn rank_target(a: &TargetHit, b: &TargetHit) -> std::cmp::Ordering {
+    a.hit.rank(&b.hit)
+}
+
+impl Exposure {
+    /// Merge the answer of later rows (or of another shard) into this one.
+    pub fn merge(&mut self, other: &Exposure, k: usize) {
+        let mut source = self.source.clone();
+        source.extend_from_slice(&other.source);
+        self.source = top_k(source, k);
+        self.target.extend_from_slice(&other.target);
+        self.target.sort_by(rank_target);
+        self.target.truncate(k);
+        self.pair = match (self.pair, other.pair) {
+            (Some(a), Some(b)) => Some(if b.beats(&a) { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        self.source_exact |= other.source_exact;
+        self.target_exact |= other.target_exact;
+        self.pair_exact |= other.pair_exact;
+    }
+}
+
+/// The source and target blocks of the same training rows.
+pub struct Block<'a> {
+    pub source: &'a Postings,
+    pub target: &'a Postings,
+}
+
+impl Block<'_> {
+    /// Target scores of `rows` (global indices): the best over references,
+    /// with the lowest reference index among equals.
+    fn target_scores(&self, item: &ItemQueries, rows: &[u64]) -> Vec<(Score, u32)> {
+        let internal: Vec<u32> = rows
+            .iter()
+            .map(|&r| self.target.internal_of_row(r))
+            .collect();
+        let mut best: Vec<(Score, u32)> = vec![(Score::ZERO, 0); rows.len()];
+        for (k, reference) in item.references.iter().enumerate() {
+            for (slot, score) in best
+                .iter_mut()
+                .zip(scores_of(self.target, reference, &internal))
+            {
+                if k == 0 || score.cmp_exact(slot.0).is_gt() {
+                    *slot = (score, k as u32);
+                }
+            }
+        }
+        best
+    }
+
+    fn source_scores(&self, item: &ItemQueries, rows: &[u64]) -> Vec<Score> {
+        let internal: Vec<u32> = rows
+            .iter()
+            .map(|&r| self.source.internal_of_row(r))
+            .collect();
+        scores_of(self.source, &item.source, &internal)
+    }
+
+    /// The best pair among `rows` by min(source, target), if any passes `bar`.
+    fn best_pair(&self, item: &ItemQueries, rows: &[u64], bar: Bar) -> Option<Hit> {
+        let source = self.source_scores(item, rows);
+        let target = self.target_scores(item, rows);
+        rows.iter()
+            .zip(source.iter().zip(target.iter()))
+            .map(|(&row, (&s, &(t, _)))| Hit {
+                score: if s.cmp_exact(t).is_le() { s } else { t },
+                row,
+            })
+            .filter(|h| bar.admits(h.score))
+            .min_by(Hit::rank)
+    }
+
+    /// The answer of this block for one item, given the answer of all earlier
+    /// rows (`before`, whose rows all precede this block's).
+    pub fn expose(
+        &self,
+        item: &ItemQueries,
+        k: usize,
+        before: &Exposure,
+        scratch: &mut Scratch,
+    ) -> Exposure {
+        let source = search(
+            self.source,
+            &item.source,
+            Limit::Top(k),
+            Bar::after(&before.source, k),
+            scratch,
+        );
+
+        let target_bar = if before.target.len() >= k {
+            Bar::above(before.target[k - 1].hit.score)
+        } else {
+            Bar::OPEN
+        };
+        let mut rows: Vec<u64> = Vec::new();
+        for reference in &item.references {
+            for h in search(self.target, reference, Limit::Top(k), target_bar, scratch) {
+                if !rows.contains(&h.row) {
+                    rows.push(h.row);
+                }
+            }
+        }
+        let mut target: Vec<TargetHit> = rows
+            .iter()
+            .zip(self.target_scores(item, &rows))
+            .map(|(&row, (score, reference))| TargetHit {
+                hit: Hit { score, row },
+                reference,
+            })
+            .filter(|t| target_bar.admits(t.hit.score))
+            .collect();
+        target.sort_by(rank_target);
+        target.truncate(k);
+
+        let pair = self.expose_pair(item, &source, &target, before.pair, scratch);
+        Exposure {
+            source,
+            target,
+            pair,
+            ..Exposure::default()
+        }
+    }
+
+    /// Exact pair exposure: seed a bar with the pair scores of the block's
+    /// best source and target rows, then search the cheaper side for every
+    /// row that can beat it and score min(source, target) for each.
+    fn expose_pair(
+        &self,
+        item: &ItemQueries,
+        source: &[Hit],
+        target: &[TargetHit],
+        before: Option<Hit>,
+        scratch: &mut Scratch,
+    ) -> Option<Hit> {
+        if item.references.is_empty() {
+            return None;
+        }
+        let floor = before.map_or(Bar::OPEN, |h| Bar::above(h.score));
+        let seeds: Vec<u64> = source
+            .first()
+            .map(|h| h.row)
+            .into_iter()
+            .chain(target.first().map(|t| t.hit.row))
+            .collect();
+        let seed = self.best_pair(item, &seeds, floor);
+        let mut bar = seed.map_or(floor, |s| floor.max(Bar::at_least(s.score)));
+        let zero_fill = bar.is_open();
+        if zero_fill {
+            bar = Bar::above(Score::ZERO);
+        }
+        let source_cost = prefix_cost(self.source, &item.source, bar);
+        let target_cost: u64 = item
+            .references
+            .iter()
+            .map(|r| prefix_cost(self.target, r, bar))
+            .sum();
+        let mut rows: Vec<u64> = Vec::new();
+        if source_cost <= target_cost {
+            rows.extend(
+                search(self.source, &item.source, Limit::All, bar, scratch)
+                    .iter()
+                    .map(|h| h.row),
+            );
+        } else {
+            for reference in &item.references {
+                rows.extend(
+                    search(self.target, reference, Limit::All, bar, scratch)
+                        .iter()
+                        .map(|h| h.row),
+                );
+            }
+            rows.sort_unstable();
+            rows.dedup();
+        }
+        let found = self.best_pair(item, &rows, bar);
+        match (found, zero_fill) {
+            (Some(h), _) => Some(h),
+            (None, true) => {
+                let first = [self.source.row_base];
+                self.best_pair(item, &first, Bar::OPEN)
+            }
+            (None, false) => None,
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! The indexed strategy: posting lists over the whole training corpus, both
+//! sides, reusable for any number of test sets. Flat arrays only: the sorted
+//! gram vocabulary (`u128` keys), the CSR posting lists, and 128-bit XXH3
+//! hashes of the normalised texts for exact-overlap checks.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use rayon::ThreadPool;
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::error::{invalid, Error, Result};
+use crate::exposure::{Block, Exposure, ItemQueries};
+use crate::grams::{Gram, GramConfig};
+use crate::pool::pool;
+use crate::postings::{Postings, Query};
+use crate::search::Scratch;
+use crate::test_set::{check_aligned, prepare, TestItem};
+
+const BUILD_BLOCK_ROWS: usize = 1 << 16;
+
+/// One side (sources or targets) of the training corpus.
+#[derive(Debug, Clone, Default)]
+struct Side {
+    vocab: Vec<Gram>,
+    postings: Postings,
+    /// Hash of each row's normalised text, by row.
+    row_hash: Vec<u128>,
+    /// (hash, row), sorted: rows with a given normalised text.
+    by_hash: Vec<(u128, u32)>,
+}
+
+impl Side {
+    fn query(&self, grams: &[Gram]) -> Query {
+        Query {
+            size: grams.len() as u32,
+            grams: grams
+                .iter()
+                .filter_map(|g| self.vocab.binary_search(g).ok().map(|i| i as u32))
+                .collect(),
+        }
+    }
+
+    fn rows_with_text(&self, text: &str) -> &[(u128, u32)] {
+        let h = xxh3_128(text.as_bytes());
+        let lo = self.by_hash.partition_point(|e| e.0 < h);
+        let hi = self.by_hash.partition_point(|e| e.0 <= h);
+        &self.by_hash[lo..hi]
+    }
+
+    fn nbytes(&self) -> usize {
+        16 * self.vocab.len()
+            + self.postings.nbytes()
+            + 16 * self.row_hash.len()
+            + 20 * self.by_hash.len()
+    }
+}
+
+/// Interns grams while rows are read, then renumbers them in key order.
+#[derive(Default)]
+struct SideBuilder {
+    ids: HashMap<Gram, u32>,
+    rows: Vec<Query>,
+    row_hash: Vec<u128>,
+}
+
+impl SideBuilder {
+    fn add(&mut self, grams: Vec<Gram>, hash: u128) {
+        let ids = &mut self.ids;
+        let row = grams
+            .iter()
+            .map(|&g| {
+                let next = ids.len() as u32;
+                *ids.entry(g).or_insert(next)
+            })
+            .collect();
+        self.rows.push(Query {
+            size: grams.len() as u32,
+            grams: row,
+        });
+        self.row_hash.push(hash);
+    }
+
+    fn finish(self) -> Side {
+        let mut keyed: Vec<(Gram, u32)> = self.ids.into_iter().collect();
+        keyed.par_sort_unstable();
+        let mut renumber = vec![0u32; keyed.len()];
+        for (new, &(_, old)) in keyed.iter().enumerate() {
+            renumber[old as usize] = new as u32;
+        }
+        let vocab: Vec<Gram> = keyed.into_iter().map(|(g, _)| g).collect();
+        let mut rows = self.rows;
+        rows.par_iter_mut().for_each(|q| {
+            for g in q.grams.iter_mut() {
+                *g = renumber[*g as usize];
+            }
+        });
+        let postings = Postings::build(&rows, vocab.len(), 0);
+        let mut by_hash: Vec<(u128, u32)> = self
+            .row_hash
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| (h, i as u32))
+            .collect();
+        by_hash.par_sort_unstable();
+        Side {
+            vocab,
+            postings,
+            row_hash: self.row_hash,
+            by_hash,
+        }
+    }
+}
+
+/// A reusable index of a training corpus.
+#[derive(Debug, Clone)]
+pub struct TrainingIndex {
+    config: GramConfig,
+    source: Side,
+    target: Side,
+    pool: Arc<ThreadPool>,
+}
+
+impl TrainingIndex {
+    pub fn build<S: AsRef<str> + Sync>(
+        config: GramConfig,
+        sources: &[S],
+        targets: &[S],
+        threads: usize,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<TrainingIndex> {
+        check_aligned(sources.len(), targets.len())?;
+        if sources.is_empty() {
+            return Err(Error::EmptyTraining);
+        }
+        if sources.len() > u32::MAX as usize {
+            return Err(invalid(
+                "train",
+                "more than 2^32 - 1 rows; use the streaming strategy",
+            ));
+        }
+        let pool = pool(threads)?;
+        let mut source = SideBuilder::default();
+        let mut target = SideBuilder::default();
+        for start in (0..sources.len()).step_by(BUILD_BLOCK_ROWS) {
+            if interrupted() {
+                return Err(Error::Interrupted);
+            }
+            let end = (start + BUILD_BLOCK_ROWS).min(sources.len());
+            let read = |text: &str| {
+                let norm = config.normalization.apply(text);
+                (config.grams_of_normalized(&norm), xxh3_128(norm.as_bytes()))
+            };
+            let rows: Vec<_> = pool.install(|| {
+                (start..end)
+                    .into_par_iter()
+                    .map(|i| (read(sources[i].as_ref()), read(targets[i].as_ref())))
+                    .collect()
+            });
+            for ((sg, sh), (tg, th)) in rows {
+                source.add(sg, sh);
+                target.add(tg, th);
+            }
+        }
+        let (source, target) = pool.install(|| rayon::join(|| source.finish(), || target.finish()));
+        Ok(TrainingIndex {
+            config,
+            source,
+            target,
+            pool,
+        })
+    }
+
+    pub fn config(&self) -> &GramConfig {
+        &self.config
+    }
+
+    pub fn rows(&self) -> usize {
+        self.source.row_hash.len()
+    }
+
+    pub fn nbytes(&self) -> usize {
+        self.source.nbytes() + self.target.nbytes()
+    }
+
+    fn expose_item(&self, item: &TestItem, k: usize, scratch: &mut Scratch) -> Exposure {
+        let queries = ItemQueries {
+            source: self.source.query(&item.source_grams),
+            references: item
+                .reference_grams
+                .iter()
+                .map(|g| self.target.query(g))
+                .collect(),
+        };
+        let block = Block {
+            source: &self.source.postings,
+            target: &self.target.postings,
+        };
+        let mut e = block.expose(&queries, k, &Exposure::default(), scratch);
+        let same_source = self.source.rows_with_text(&item.source);
+        e.source_exact = !same_source.is_empty();
+        let reference_hashes: Vec<u128> = item
+            .references
+            .iter()
+            .map(|r| xxh3_128(r.as_bytes()))
+            .collect();
+        e.pair_exact = same_source
+            .iter()
+            .any(|&(_, row)| reference_hashes.contains(&self.target.row_hash[row as usize]));
+        e.target_exact = item
+            .references
+            .iter()
+            .any(|r| !self.target.rows_with_text(r).is_empty());
+        e
+    }
+
+    /// Exposures of a test set. `interrupted` is polled between batches.
+    pub fn expose<S: AsRef<str> + Sync>(
+        &self,
+        sources: &[S],
+        references: &[Vec<S>],
+        k: usize,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Vec<Exposure>> {
+        if k == 0 {
+            return Err(invalid("top_k", "must be at least 1"));
+        }
+        let items = self
+            .pool
+            .install(|| prepare(&self.config, sources, references))?;
+        let mut out = Vec::with_capacity(items.len());
+        for batch in items.chunks(256) {
+            if interrupted() {
+                return Err(Error::Interrupted);
+            }
+            let found: Vec<Exposure> = self.pool.install(|| {
+                batch
+                    .par_iter()
+                    .map_init(Scratch::default, |scratch, item| {
+                        self.expose_item(item, k, scratch)
+                    })
+                    .collect()
+            });
+            out.extend(found);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,32 @@
+//! Exact character n-gram Jaccard retrieval for training-aware MT evaluation.
+//!
+//! For every test item: the training source most similar to its source
+//! (source exposure), the training target most similar to one of its
+//! references (target exposure), and the training pair maximising
+//! min(source similarity, target similarity) (pair exposure), each with ties
+//! broken towards the lowest training index, plus exact-overlap flags and
+//! top-k neighbours. Two strategies give identical answers: a reusable
+//! [`index::TrainingIndex`] and a one-pass [`streaming::StreamingAudit`].
+
+pub mod error;
+pub mod exposure;
+pub mod grams;
+pub mod index;
+pub mod normalize;
+pub mod pool;
+pub mod postings;
+pub mod score;
+pub mod search;
+pub mod streaming;
+pub mod test_set;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, Result};
+pub use exposure::{Exposure, TargetHit};
+pub use grams::GramConfig;
+pub use index::TrainingIndex;
+pub use normalize::Normalization;
+pub use score::{Hit, Score};
+pub use streaming::StreamingAudit;

@@ -1,0 +1,276 @@
+//! The Python bindings (`tame_mt_metric._core`): a thin layer that converts
+//! arguments, releases the GIL for corpus-sized work, polls for Ctrl-C
+//! between blocks, and turns core errors into the package's typed
+//! exceptions. No algorithm lives here.
+
+use pyo3::exceptions::PyKeyboardInterrupt;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::error::Error;
+use crate::exposure::Exposure;
+use crate::grams::{unpack, GramConfig};
+use crate::normalize::Normalization;
+use crate::pool::pool;
+use crate::score::Hit;
+use crate::{StreamingAudit, TrainingIndex};
+
+fn to_py(err: Error) -> PyErr {
+    Python::attach(|py| {
+        if let Error::Interrupted = err {
+            return PyKeyboardInterrupt::new_err("interrupted");
+        }
+        let name = match &err {
+            Error::InvalidOption { .. } => "InvalidOptionError",
+            Error::Misaligned { .. } => "MisalignedInputError",
+            Error::EmptyTraining => "EmptyCorpusError",
+            Error::Interrupted => unreachable!(),
+        };
+        let message = err.to_string();
+        match py
+            .import("tame_mt_metric.errors")
+            .and_then(|m| m.getattr(name))
+            .and_then(|cls| cls.call1((message.clone(),)))
+        {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(e) => e,
+        }
+    })
+}
+
+/// True once Ctrl-C (or another signal handler) has raised in Python.
+fn interrupted() -> bool {
+    Python::attach(|py| py.check_signals().is_err())
+}
+
+fn config(
+    orders: Vec<i64>,
+    lowercase: bool,
+    strip_diacritics: bool,
+    normalize_punctuation: bool,
+) -> PyResult<GramConfig> {
+    let norm = Normalization {
+        lowercase,
+        strip_diacritics,
+        normalize_punctuation,
+    };
+    GramConfig::new(&orders, norm).map_err(to_py)
+}
+
+/// Normalise a text for exposure.
+#[pyfunction]
+#[pyo3(signature = (text, lowercase=false, strip_diacritics=false, normalize_punctuation=false))]
+fn normalize(
+    text: &str,
+    lowercase: bool,
+    strip_diacritics: bool,
+    normalize_punctuation: bool,
+) -> String {
+    Normalization {
+        lowercase,
+        strip_diacritics,
+        normalize_punctuation,
+    }
+    .apply(text)
+}
+
+/// The sorted gram set of a text (after normalisation).
+#[pyfunction]
+#[pyo3(signature = (text, orders, lowercase=false, strip_diacritics=false, normalize_punctuation=false))]
+fn grams(
+    text: &str,
+    orders: Vec<i64>,
+    lowercase: bool,
+    strip_diacritics: bool,
+    normalize_punctuation: bool,
+) -> PyResult<Vec<String>> {
+    let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
+    let mut out: Vec<String> = cfg.grams(text).into_iter().map(unpack).collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Normalise every text and count its distinct grams; returns the total.
+#[pyfunction]
+#[pyo3(signature = (texts, orders, lowercase=false, strip_diacritics=false, normalize_punctuation=false, threads=0))]
+#[allow(clippy::too_many_arguments)]
+fn count_grams(
+    py: Python<'_>,
+    texts: Vec<String>,
+    orders: Vec<i64>,
+    lowercase: bool,
+    strip_diacritics: bool,
+    normalize_punctuation: bool,
+    threads: usize,
+) -> PyResult<u64> {
+    use rayon::prelude::*;
+    let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
+    let pool = pool(threads).map_err(to_py)?;
+    Ok(py.detach(|| pool.install(|| texts.par_iter().map(|t| cfg.grams(t).len() as u64).sum())))
+}
+
+fn set_hits(d: &Bound<'_, PyDict>, side: &str, per_item: &[Vec<Hit>]) -> PyResult<()> {
+    let column = |f: &dyn Fn(&Hit) -> u64| -> Vec<Vec<u64>> {
+        per_item
+            .iter()
+            .map(|hits| hits.iter().map(f).collect())
+            .collect()
+    };
+    d.set_item(format!("{side}_rows"), column(&|h| h.row))?;
+    d.set_item(
+        format!("{side}_overlap"),
+        column(&|h| h.score.overlap as u64),
+    )?;
+    d.set_item(format!("{side}_union"), column(&|h| h.score.union as u64))?;
+    Ok(())
+}
+
+fn exposures_to_dict<'py>(py: Python<'py>, exposures: &[Exposure]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let source: Vec<Vec<Hit>> = exposures.iter().map(|e| e.source.clone()).collect();
+    let target: Vec<Vec<Hit>> = exposures
+        .iter()
+        .map(|e| e.target.iter().map(|t| t.hit).collect())
+        .collect();
+    let pair: Vec<Vec<Hit>> = exposures
+        .iter()
+        .map(|e| e.pair.into_iter().collect())
+        .collect();
+    set_hits(&d, "source", &source)?;
+    set_hits(&d, "target", &target)?;
+    set_hits(&d, "pair", &pair)?;
+    let refs: Vec<Vec<u32>> = exposures
+        .iter()
+        .map(|e| e.target.iter().map(|t| t.reference).collect())
+        .collect();
+    d.set_item("target_references", refs)?;
+    let flag = |f: fn(&Exposure) -> bool| exposures.iter().map(f).collect::<Vec<bool>>();
+    d.set_item("source_exact", flag(|e| e.source_exact))?;
+    d.set_item("target_exact", flag(|e| e.target_exact))?;
+    d.set_item("pair_exact", flag(|e| e.pair_exact))?;
+    Ok(d)
+}
+
+/// One test set audited against training pairs streamed in blocks.
+#[pyclass(name = "StreamingAudit", module = "tame_mt_metric._core")]
+struct PyStreamingAudit {
+    inner: StreamingAudit,
+}
+
+#[pymethods]
+impl PyStreamingAudit {
+    #[new]
+    #[pyo3(signature = (sources, references, orders, lowercase=false, strip_diacritics=false, normalize_punctuation=false, top_k=1, block_rows=65536, threads=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        sources: Vec<String>,
+        references: Vec<Vec<String>>,
+        orders: Vec<i64>,
+        lowercase: bool,
+        strip_diacritics: bool,
+        normalize_punctuation: bool,
+        top_k: usize,
+        block_rows: usize,
+        threads: usize,
+    ) -> PyResult<Self> {
+        let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
+        let inner = py
+            .detach(|| StreamingAudit::new(cfg, &sources, &references, top_k, block_rows, threads))
+            .map_err(to_py)?;
+        Ok(PyStreamingAudit { inner })
+    }
+
+    /// Feed training pairs starting at global row `row_base`.
+    fn feed(
+        &mut self,
+        py: Python<'_>,
+        sources: Vec<String>,
+        targets: Vec<String>,
+        row_base: u64,
+    ) -> PyResult<()> {
+        let inner = &mut self.inner;
+        py.detach(|| inner.feed(&sources, &targets, row_base, &interrupted))
+            .map_err(to_py)
+    }
+
+    /// Merge the audit of another shard of the training corpus.
+    fn merge(&mut self, other: PyRef<'_, PyStreamingAudit>) -> PyResult<()> {
+        self.inner.merge(&other.inner).map_err(to_py)
+    }
+
+    #[getter]
+    fn next_row(&self) -> u64 {
+        self.inner.next_row()
+    }
+
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        exposures_to_dict(py, self.inner.exposures())
+    }
+}
+
+/// A reusable index of a training corpus.
+#[pyclass(name = "TrainingIndex", module = "tame_mt_metric._core")]
+struct PyTrainingIndex {
+    inner: TrainingIndex,
+}
+
+#[pymethods]
+impl PyTrainingIndex {
+    #[new]
+    #[pyo3(signature = (sources, targets, orders, lowercase=false, strip_diacritics=false, normalize_punctuation=false, threads=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        sources: Vec<String>,
+        targets: Vec<String>,
+        orders: Vec<i64>,
+        lowercase: bool,
+        strip_diacritics: bool,
+        normalize_punctuation: bool,
+        threads: usize,
+    ) -> PyResult<Self> {
+        let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
+        let inner = py
+            .detach(|| TrainingIndex::build(cfg, &sources, &targets, threads, &interrupted))
+            .map_err(to_py)?;
+        Ok(PyTrainingIndex { inner })
+    }
+
+    #[pyo3(signature = (sources, references, top_k=1))]
+    fn expose<'py>(
+        &self,
+        py: Python<'py>,
+        sources: Vec<String>,
+        references: Vec<Vec<String>>,
+        top_k: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let inner = &self.inner;
+        let found = py
+            .detach(|| inner.expose(&sources, &references, top_k, &interrupted))
+            .map_err(to_py)?;
+        exposures_to_dict(py, &found)
+    }
+
+    #[getter]
+    fn rows(&self) -> usize {
+        self.inner.rows()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.nbytes()
+    }
+}
+
+#[pymodule]
+#[pyo3(name = "_core")]
+fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(grams, m)?)?;
+    m.add_function(wrap_pyfunction!(count_grams, m)?)?;
+    m.add_class::<PyStreamingAudit>()?;
+    m.add_class::<PyTrainingIndex>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,362 @@
+//! Exact Jaccard search of one query over one block of rows.
+//!
+//! Posting lists are read rarest first. While reading them the lower bounds
+//! of the rows seen so far raise a bar; once the rows not yet seen cannot
+//! reach it (the prefix is exhausted) no new candidate is admitted, and the
+//! remaining lists only complete the counts of the surviving candidates, which
+//! are pruned by their upper bounds as they go (count first, verify later).
+//! A size window, narrowed as the bar rises, cuts every list by binary search.
+
+use crate::postings::{Postings, Query};
+use crate::score::{top_k, Bar, Hit, Score};
+
+/// How many hits a search returns.
+#[derive(Debug, Clone, Copy)]
+pub enum Limit {
+    /// The `k` best rows, ranked by score then row index; rows of score 0
+    /// fill the list when fewer than `k` rows share a gram with the query.
+    Top(usize),
+    /// Every row admitted by the bar.
+    All,
+}
+
+/// Per-thread working memory, reused across searches.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    counts: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+/// The `k` rows with the highest lower bounds seen so far.
+struct Leaders {
+    k: usize,
+    items: Vec<(Score, u32)>,
+    floor: Option<Score>,
+}
+
+impl Leaders {
+    fn new(k: usize) -> Leaders {
+        Leaders {
+            k,
+            items: Vec::with_capacity(k),
+            floor: None,
+        }
+    }
+
+    /// Offer a row's (increased) lower bound.
+    fn offer(&mut self, score: Score, row: u32) {
+        if let Some(floor) = self.floor {
+            if score.cmp_exact(floor).is_le() {
+                return;
+            }
+        }
+        if let Some(item) = self.items.iter_mut().find(|item| item.1 == row) {
+            item.0 = score;
+        } else if self.items.len() < self.k {
+            self.items.push((score, row));
+        } else {
+            let weakest = self.weakest();
+            self.items[weakest] = (score, row);
+        }
+        if self.items.len() == self.k {
+            self.floor = Some(self.items[self.weakest()].0);
+        }
+    }
+
+    fn weakest(&self) -> usize {
+        let mut w = 0;
+        for i in 1..self.items.len() {
+            if self.items[i].0.cmp_exact(self.items[w].0).is_lt() {
+                w = i;
+            }
+        }
+        w
+    }
+
+    /// The bar these lower bounds prove: the k-th best score is at least this.
+    fn bar(&self) -> Option<Bar> {
+        self.floor.map(Bar::at_least)
+    }
+}
+
+/// Sizes `[min, max]` of the rows that can be admitted by `bar` against a
+/// query of size `n`: J <= min(n, s) / max(n, s).
+fn size_window(n: u32, bar: Bar) -> (u64, u64) {
+    let (p, q, n) = (bar.score.overlap as u64, bar.score.union as u64, n as u64);
+    let min = if bar.strict {
+        p * n / q + 1
+    } else {
+        (p * n).div_ceil(q)
+    };
+    let max = if p == 0 {
+        u64::MAX
+    } else if bar.strict {
+        (n * q).saturating_sub(1) / p
+    } else {
+        n * q / p
+    };
+    (min, max)
+}
+
+/// The best score of a row that shares at most `remaining` grams with a
+/// query of size `n`: `remaining / n`, reached when the row is that overlap.
+fn unseen_bound(remaining: u32, n: u32) -> Score {
+    Score::bound(remaining, n, remaining)
+}
+
+/// First index of `list` at or after `from` whose value is >= `target`.
+fn gallop(list: &[u32], from: usize, target: u32) -> usize {
+    if from >= list.len() || list[from] >= target {
+        return from;
+    }
+    let mut step = 1;
+    let mut lo = from;
+    while lo + step < list.len() && list[lo + step] < target {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step + 1).min(list.len());
+    lo + 1 + list[lo + 1..hi].partition_point(|&v| v < target)
+}
+
+/// The query's posting lists in this block, rarest first, as (df, gram).
+fn lists_rarest_first(p: &Postings, q: &Query) -> Vec<(usize, u32)> {
+    let mut lists: Vec<(usize, u32)> = q
+        .grams
+        .iter()
+        .map(|&g| (p.df(g), g))
+        .filter(|&(df, _)| df > 0)
+        .collect();
+    lists.sort_unstable();
+    lists
+}
+
+/// Postings a search at `bar` would read while admitting candidates: a cost
+/// estimate for choosing which side of a pair to search.
+pub fn prefix_cost(p: &Postings, q: &Query, bar: Bar) -> u64 {
+    if q.size == 0 {
+        return 0;
+    }
+    let lists = lists_rarest_first(p, q);
+    let m = lists.len();
+    let mut cost = 0;
+    for (i, &(df, _)) in lists.iter().enumerate() {
+        if !bar.admits(unseen_bound((m - i) as u32, q.size)) {
+            break;
+        }
+        cost += df as u64;
+    }
+    cost
+}
+
+/// Exact scores of the given rows (internal ids of `p`) against `q`.
+pub fn scores_of(p: &Postings, q: &Query, rows: &[u32]) -> Vec<Score> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_unstable_by_key(|&i| rows[i]);
+    let sorted: Vec<u32> = order.iter().map(|&i| rows[i]).collect();
+    let mut overlap = vec![0u32; rows.len()];
+    for &g in &q.grams {
+        let list = p.list(g);
+        let mut pos = 0;
+        for (j, &r) in sorted.iter().enumerate() {
+            pos = gallop(list, pos, r);
+            if pos == list.len() {
+                break;
+            }
+            if list[pos] == r {
+                overlap[j] += 1;
+            }
+        }
+    }
+    let mut scores = vec![Score::ZERO; rows.len()];
+    for (j, &i) in order.iter().enumerate() {
+        scores[i] = Score::jaccard(overlap[j], q.size, p.size(sorted[j]));
+    }
+    scores
+}
+
+/// Rows of score 0 with the lowest indices, not already in `hits`, until
+/// `hits` holds `k` rows.
+fn fill_with_zeros(p: &Postings, q: &Query, hits: &mut Vec<Hit>, k: usize) {
+    let mut local = 0u64;
+    while hits.len() < k && (local as usize) < p.rows() {
+        let row = p.row_base + local;
+        if !hits.iter().any(|h| h.row == row) {
+            let size = p.size(p.internal_of_row(row));
+            hits.push(Hit {
+                score: Score::jaccard(0, q.size, size),
+                row,
+            });
+        }
+        local += 1;
+    }
+}
+
+/// The empty query: rows with an empty gram set score 1, all others 0.
+fn search_empty(p: &Postings, q: &Query, limit: Limit, bar: Bar) -> Vec<Hit> {
+    let (_, empty_end) = p.size_range(0, 0);
+    let mut hits: Vec<Hit> = Vec::new();
+    if bar.admits(Score::jaccard(0, 0, 0)) {
+        hits.extend((0..empty_end as u32).map(|i| Hit {
+            score: Score::jaccard(0, 0, 0),
+            row: p.row_of(i),
+        }));
+    }
+    match limit {
+        Limit::Top(k) => {
+            let mut hits = top_k(hits, k);
+            if bar.admits(Score::ZERO) {
+                fill_with_zeros(p, q, &mut hits, k);
+            }
+            hits
+        }
+        Limit::All => {
+            if bar.admits(Score::ZERO) {
+                hits.extend((empty_end as u32..p.rows() as u32).map(|i| Hit {
+                    score: Score::jaccard(0, 0, p.size(i)),
+                    row: p.row_of(i),
+                }));
+            }
+            hits
+        }
+    }
+}
+
+/// Search one block: the rows admitted by `bar0`, limited by `limit`.
+pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Scratch) -> Vec<Hit> {
+    if q.size == 0 {
+        return search_empty(p, q, limit, bar0);
+    }
+    let n = q.size;
+    let lists = lists_rarest_first(p, q);
+    let m = lists.len();
+    if scratch.counts.len() < p.rows() {
+        scratch.counts.resize(p.rows(), 0);
+    }
+    let Scratch { counts, touched } = scratch;
+    let mut leaders = match limit {
+        Limit::Top(k) => Some(Leaders::new(k)),
+        Limit::All => None,
+    };
+    let mut bar = bar0;
+
+    // Prefix: admit new candidates while an unseen row could still pass.
+    let mut i = 0;
+    while i < m {
+        if !bar.admits(unseen_bound((m - i) as u32, n)) {
+            break;
+        }
+        let (min, max) = size_window(n, bar);
+        let (lo, hi) = p.size_range(min, max);
+        let list = p.list(lists[i].1);
+        let start = list.partition_point(|&r| (r as usize) < lo);
+        let end = list.partition_point(|&r| (r as usize) < hi);
+        for &r in &list[start..end] {
+            let c = counts[r as usize] + 1;
+            if c == 1 {
+                touched.push(r);
+            }
+            counts[r as usize] = c;
+            if let Some(leaders) = leaders.as_mut() {
+                leaders.offer(Score::jaccard(c, n, p.size(r)), r);
+            }
+        }
+        if let Some(b) = leaders.as_ref().and_then(Leaders::bar) {
+            bar = bar.max(b);
+        }
+        i += 1;
+    }
+
+    // Verify: complete the counts of the candidates that can still pass.
+    let mut remaining = (m - i) as u32;
+    let (min, max) = size_window(n, bar);
+    let (lo, hi) = p.size_range(min, max);
+    let mut candidates: Vec<u32> = touched
+        .iter()
+        .copied()
+        .filter(|&r| {
+            (lo..hi).contains(&(r as usize))
+                && bar.admits(Score::bound(counts[r as usize] + remaining, n, p.size(r)))
+        })
+        .collect();
+    candidates.sort_unstable();
+    for &(_, gram) in &lists[i..] {
+        if candidates.is_empty() {
+            break;
+        }
+        remaining -= 1;
+        let list = p.list(gram);
+        let mut pos = 0;
+        let mut kept = 0;
+        for j in 0..candidates.len() {
+            let r = candidates[j];
+            pos = gallop(list, pos, r);
+            if pos < list.len() && list[pos] == r {
+                counts[r as usize] += 1;
+                if let Some(leaders) = leaders.as_mut() {
+                    leaders.offer(Score::jaccard(counts[r as usize], n, p.size(r)), r);
+                }
+            }
+            if bar.admits(Score::bound(counts[r as usize] + remaining, n, p.size(r))) {
+                candidates[kept] = r;
+                kept += 1;
+            }
+        }
+        candidates.truncate(kept);
+        if let Some(b) = leaders.as_ref().and_then(Leaders::bar) {
+            bar = bar.max(b);
+        }
+    }
+
+    let hits: Vec<Hit> = candidates
+        .iter()
+        .map(|&r| Hit {
+            score: Score::jaccard(counts[r as usize], n, p.size(r)),
+            row: p.row_of(r),
+        })
+        .filter(|h| bar.admits(h.score))
+        .collect();
+    for &r in touched.iter() {
+        counts[r as usize] = 0;
+    }
+    touched.clear();
+
+    match limit {
+        Limit::Top(k) => {
+            let mut hits = top_k(hits, k);
+            if bar0.admits(Score::ZERO) {
+                fill_with_zeros(p, q, &mut hits, k);
+            }
+            hits
+        }
+        Limit::All => hits,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gallop_finds_first_not_less() {
+        let list = [1, 3, 5, 7, 9, 11, 13];
+        for target in 0..15 {
+            let want = list.partition_point(|&v| v < target);
+            for from in 0..=want {
+                assert_eq!(
+                    gallop(&list, from, target),
+                    want,
+                    "target {target} from {from}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn size_window_is_exact() {
+        let half = Score::jaccard(1, 1, 2);
+        assert_eq!(size_window(10, Bar::at_least(half)), (5, 20));
+        assert_eq!(size_window(10, Bar::above(half)), (6, 19));
+        assert_eq!(size_window(10, Bar::OPEN), (0, u64::MAX));
+    }
+}

@@ -1,0 +1,76 @@
+"""Type stubs of the compiled core (checked against it by mypy.stubtest)."""
+
+from typing import Any, final
+
+__all__ = [
+    "StreamingAudit",
+    "TrainingIndex",
+    "__version__",
+    "count_grams",
+    "grams",
+    "normalize",
+]
+
+__version__: str
+
+def normalize(
+    text: str,
+    lowercase: bool = False,
+    strip_diacritics: bool = False,
+    normalize_punctuation: bool = False,
+) -> str: ...
+def grams(
+    text: str,
+    orders: list[int],
+    lowercase: bool = False,
+    strip_diacritics: bool = False,
+    normalize_punctuation: bool = False,
+) -> list[str]: ...
+def count_grams(
+    texts: list[str],
+    orders: list[int],
+    lowercase: bool = False,
+    strip_diacritics: bool = False,
+    normalize_punctuation: bool = False,
+    threads: int = 0,
+) -> int: ...
+
+@final
+class StreamingAudit:
+    def __new__(
+        cls,
+        sources: list[str],
+        references: list[list[str]],
+        orders: list[int],
+        lowercase: bool = False,
+        strip_diacritics: bool = False,
+        normalize_punctuation: bool = False,
+        top_k: int = 1,
+        block_rows: int = 65536,
+        threads: int = 0,
+    ) -> StreamingAudit: ...
+    def feed(self, sources: list[str], targets: list[str], row_base: int) -> None: ...
+    def merge(self, other: StreamingAudit) -> None: ...
+    @property
+    def next_row(self) -> int: ...
+    def result(self) -> dict[str, Any]: ...
+
+@final
+class TrainingIndex:
+    def __new__(
+        cls,
+        sources: list[str],
+        targets: list[str],
+        orders: list[int],
+        lowercase: bool = False,
+        strip_diacritics: bool = False,
+        normalize_punctuation: bool = False,
+        threads: int = 0,
+    ) -> TrainingIndex: ...
+    def expose(
+        self, sources: list[str], references: list[list[str]], top_k: int = 1
+    ) -> dict[str, Any]: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...

@@ -1,0 +1,32 @@
+"""The package's exceptions: one root, leaves that also subclass the built-in
+they resemble, so ``except ValueError`` keeps working."""
+
+from __future__ import annotations
+
+__all__ = [
+    "EmptyCorpusError",
+    "InputTextError",
+    "InvalidOptionError",
+    "MisalignedInputError",
+    "TameError",
+]
+
+
+class TameError(Exception):
+    """Root of every error raised by tame_mt_metric."""
+
+
+class InvalidOptionError(TameError, ValueError):
+    """An option or argument has a value outside its domain."""
+
+
+class MisalignedInputError(TameError, ValueError):
+    """Inputs that must be line-aligned have different lengths."""
+
+
+class EmptyCorpusError(TameError, ValueError):
+    """The training corpus has no rows."""
+
+
+class InputTextError(TameError, ValueError):
+    """An input item is not text (None, bytes, a number) or a file is not valid UTF-8."""

@@ -1,0 +1,257 @@
+"""Exposure of a test set to a training corpus: the typed results and the two
+retrieval strategies of the Rust core."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import islice
+from typing import Any
+
+from tame_mt_metric import _core
+from tame_mt_metric.config import RetrievalConfig
+from tame_mt_metric.inputs import check_texts, check_training, references_per_item
+
+__all__ = [
+    "Exposures",
+    "ItemExposure",
+    "Neighbour",
+    "TrainingIndex",
+    "find_exposures",
+    "stream_exposures",
+]
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A training row and its similarity ``overlap / union`` (exact integers)."""
+
+    row: int
+    overlap: int
+    union: int
+    reference: int = 0
+
+    @property
+    def score(self) -> float:
+        return self.overlap / self.union
+
+    @property
+    def fraction(self) -> Fraction:
+        return Fraction(self.overlap, self.union)
+
+
+@dataclass(frozen=True)
+class ItemExposure:
+    """What the training corpus holds near one test item.
+
+    ``source`` and ``target`` list the top-k neighbours, best first (higher
+    score, then lower training row); ``target`` neighbours carry the index of
+    the reference that matched best. ``pair`` maximises min(source similarity,
+    target similarity) over training pairs; None when there are no references.
+    """
+
+    source: tuple[Neighbour, ...]
+    target: tuple[Neighbour, ...]
+    pair: Neighbour | None
+    source_exact: bool
+    target_exact: bool
+    pair_exact: bool
+
+
+@dataclass(frozen=True)
+class Exposures(Sequence[ItemExposure]):
+    """Per-item exposures of a test set, with column views."""
+
+    items: tuple[ItemExposure, ...]
+    num_train: int
+    strategy: str
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> ItemExposure:  # type: ignore[override]
+        return self.items[i]
+
+    def __iter__(self) -> Iterator[ItemExposure]:
+        return iter(self.items)
+
+    @property
+    def source_exposure(self) -> list[float]:
+        return [e.source[0].score for e in self.items]
+
+    @property
+    def source_neighbor(self) -> list[int]:
+        return [e.source[0].row for e in self.items]
+
+    @property
+    def target_exposure(self) -> list[float | None]:
+        return [e.target[0].score if e.target else None for e in self.items]
+
+    @property
+    def target_neighbor(self) -> list[int | None]:
+        return [e.target[0].row if e.target else None for e in self.items]
+
+    @property
+    def pair_exposure(self) -> list[float | None]:
+        return [e.pair.score if e.pair else None for e in self.items]
+
+    @property
+    def pair_neighbor(self) -> list[int | None]:
+        return [e.pair.row if e.pair else None for e in self.items]
+
+    @property
+    def source_exact(self) -> list[bool]:
+        return [e.source_exact for e in self.items]
+
+    @property
+    def target_exact(self) -> list[bool]:
+        return [e.target_exact for e in self.items]
+
+    @property
+    def pair_exact(self) -> list[bool]:
+        return [e.pair_exact for e in self.items]
+
+
+def _neighbours(
+    rows: list[int], overlap: list[int], union: list[int], refs: list[int] | None = None
+) -> tuple[Neighbour, ...]:
+    return tuple(
+        Neighbour(r, o, u, refs[i] if refs else 0)
+        for i, (r, o, u) in enumerate(zip(rows, overlap, union, strict=True))
+    )
+
+
+def _from_core(raw: dict[str, Any], num_train: int, strategy: str) -> Exposures:
+    items = []
+    for i in range(len(raw["source_rows"])):
+        pair = _neighbours(raw["pair_rows"][i], raw["pair_overlap"][i], raw["pair_union"][i])
+        items.append(
+            ItemExposure(
+                source=_neighbours(
+                    raw["source_rows"][i], raw["source_overlap"][i], raw["source_union"][i]
+                ),
+                target=_neighbours(
+                    raw["target_rows"][i],
+                    raw["target_overlap"][i],
+                    raw["target_union"][i],
+                    raw["target_references"][i],
+                ),
+                pair=pair[0] if pair else None,
+                source_exact=raw["source_exact"][i],
+                target_exact=raw["target_exact"][i],
+                pair_exact=raw["pair_exact"][i],
+            )
+        )
+    return Exposures(tuple(items), num_train, strategy)
+
+
+class TrainingIndex:
+    """An index of a training corpus (both sides), reusable for many test sets.
+
+    >>> index = TrainingIndex.build(["a small house"], ["ein kleines Haus"])
+    >>> index.find_exposures(["a small house"], ["ein kleines Haus"]).pair_exact
+    [True]
+    """
+
+    def __init__(self, core: _core.TrainingIndex, config: RetrievalConfig) -> None:
+        self._core = core
+        self.config = config
+
+    @classmethod
+    def build(
+        cls,
+        train_sources: Sequence[str],
+        train_targets: Sequence[str],
+        config: RetrievalConfig | None = None,
+    ) -> TrainingIndex:
+        config = config or RetrievalConfig()
+        sources, targets = check_training(train_sources, train_targets)
+        core = _core.TrainingIndex(
+            sources,
+            targets,
+            list(config.ngram_orders),
+            threads=config.resolved_threads(),
+            **config.normalization_flags(),
+        )
+        return cls(core, config)
+
+    @property
+    def rows(self) -> int:
+        return self._core.rows
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the index arrays."""
+        return self._core.nbytes
+
+    def find_exposures(
+        self,
+        test_sources: Sequence[str],
+        references: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    ) -> Exposures:
+        sources = check_texts("test_sources", test_sources)
+        refs = references_per_item(references, len(sources))
+        raw = self._core.expose(sources, refs, top_k=self.config.top_k)
+        return _from_core(raw, self.rows, "indexed")
+
+
+def stream_exposures(
+    train_pairs: Iterable[tuple[str, str]],
+    test_sources: Sequence[str],
+    references: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    config: RetrievalConfig | None = None,
+) -> Exposures:
+    """One pass over training pairs from any iterable (e.g. two files zipped),
+    holding only one block of them in memory at a time."""
+    config = config or RetrievalConfig()
+    sources = check_texts("test_sources", test_sources)
+    refs = references_per_item(references, len(sources))
+    audit = _core.StreamingAudit(
+        sources,
+        refs,
+        list(config.ngram_orders),
+        top_k=config.top_k,
+        block_rows=config.block_rows,
+        threads=config.resolved_threads(),
+        **config.normalization_flags(),
+    )
+    pairs = iter(train_pairs)
+    while block := list(islice(pairs, config.block_rows)):
+        row = audit.next_row
+        src = check_texts(f"train_sources[{row}:]", [p[0] for p in block])
+        tgt = check_texts(f"train_targets[{row}:]", [p[1] for p in block])
+        audit.feed(src, tgt, row)
+    if audit.next_row == 0:
+        from tame_mt_metric.errors import EmptyCorpusError
+
+        raise EmptyCorpusError("train_pairs: the training corpus is empty")
+    return _from_core(audit.result(), audit.next_row, "streaming")
+
+
+def _choose(config: RetrievalConfig, num_train: int, num_test: int) -> str:
+    if config.strategy != "auto":
+        return config.strategy
+    return "indexed" if num_test > num_train else "streaming"
+
+
+def find_exposures(
+    train_sources: Sequence[str],
+    train_targets: Sequence[str],
+    test_sources: Sequence[str],
+    references: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    config: RetrievalConfig | None = None,
+) -> Exposures:
+    """Exact exposures of a test set to a training corpus.
+
+    >>> ex = find_exposures(["the house", "a tree"], ["das Haus", "ein Baum"], ["the houses"],
+    ...                     ["die Häuser"])
+    >>> ex.source_neighbor, round(ex.source_exposure[0], 3)
+    ([0], 0.857)
+    """
+    config = config or RetrievalConfig()
+    sources, targets = check_training(train_sources, train_targets)
+    test = check_texts("test_sources", test_sources)
+    if _choose(config, len(sources), len(test)) == "indexed":
+        return TrainingIndex.build(sources, targets, config).find_exposures(test, references)
+    return stream_exposures(zip(sources, targets, strict=True), test, references, config)

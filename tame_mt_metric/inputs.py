@@ -1,0 +1,94 @@
+"""Checks and readers for user-supplied texts: every failure names the
+argument or file and the item or line."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from tame_mt_metric.errors import (
+    EmptyCorpusError,
+    InputTextError,
+    MisalignedInputError,
+)
+
+__all__ = [
+    "check_aligned",
+    "check_texts",
+    "check_training",
+    "iter_lines",
+    "read_lines",
+    "references_per_item",
+]
+
+
+def check_texts(name: str, items: object) -> list[str]:
+    """A list of strings, or an error naming the argument and the first bad item."""
+    if isinstance(items, str | bytes) or not isinstance(items, Sequence):
+        raise InputTextError(f"{name}: expected a list of strings, got {type(items).__name__}")
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise InputTextError(f"{name}[{i}]: expected a string, got {type(item).__name__}")
+    return list(items)
+
+
+def check_aligned(
+    left_name: str, left: Sequence[object], right_name: str, right: Sequence[object]
+) -> None:
+    if len(left) != len(right):
+        raise MisalignedInputError(
+            f"{left_name} has {len(left)} items but {right_name} has {len(right)}"
+        )
+
+
+def check_training(sources: object, targets: object) -> tuple[list[str], list[str]]:
+    src = check_texts("train_sources", sources)
+    tgt = check_texts("train_targets", targets)
+    check_aligned("train_sources", src, "train_targets", tgt)
+    if not src:
+        raise EmptyCorpusError("train_sources: the training corpus is empty")
+    return src, tgt
+
+
+def references_per_item(references: object, num_items: int) -> list[list[str]]:
+    """References as one list per item: accepts None (no references), a list of
+    strings (one per item), or a list of lists with the same count per item."""
+    if references is None:
+        return []
+    if isinstance(references, str | bytes) or not isinstance(references, Sequence):
+        raise InputTextError(f"references: expected a list, got {type(references).__name__}")
+    if len(references) != num_items:
+        raise MisalignedInputError(
+            f"references has {len(references)} items but test_sources has {num_items}"
+        )
+    if all(isinstance(r, str) for r in references):
+        return [[r] for r in references]
+    per_item: list[list[str]] = []
+    for i, refs in enumerate(references):
+        per_item.append(check_texts(f"references[{i}]", refs))
+        if len(per_item[-1]) != len(per_item[0]):
+            raise MisalignedInputError(
+                f"references[{i}] has {len(per_item[-1])} references, references[0] has "
+                f"{len(per_item[0])}"
+            )
+    if per_item and not per_item[0]:
+        raise InputTextError("references[0]: an item needs at least one reference")
+    return per_item
+
+
+def iter_lines(path: str | Path) -> Iterator[str]:
+    """Lines of a UTF-8 text file (``.gz`` is decompressed), without newlines."""
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    with opener(p, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line: str = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputTextError(f"{p}:{number}: not valid UTF-8 ({exc.reason})") from exc
+            yield line.rstrip("\n").removesuffix("\r")
+
+
+def read_lines(path: str | Path) -> list[str]:
+    return list(iter_lines(path))

@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("fast", max_examples=60, deadline=None)
+settings.register_profile(
+    "slow", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
