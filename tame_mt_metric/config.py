@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 from tame_mt_metric.errors import InvalidOptionError
 
-__all__ = ["MAX_NGRAM_ORDER", "STRATEGIES", "RetrievalConfig", "Strategy"]
+__all__ = ["MAX_NGRAM_ORDER", "STRATEGIES", "RetrievalConfig", "Strategy", "threshold"]
 
 Strategy = Literal["auto", "indexed", "streaming"]
 STRATEGIES: tuple[Strategy, ...] = ("auto", "indexed", "streaming")
@@ -22,6 +23,23 @@ def _check_int(name: str, value: object, minimum: int) -> int:
     if value < minimum:
         raise InvalidOptionError(f"{name}: must be at least {minimum}, got {value}")
     return value
+
+
+def threshold(name: str, value: object) -> Fraction:
+    """A similarity threshold as an exact fraction in [0, 1]. Decimal strings and
+    floats are read as the decimal they print as (0.7 is 7/10)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float | Fraction):
+        raise InvalidOptionError(f"{name}: expected a number in [0, 1], got {value!r}")
+    text = value if isinstance(value, str | Fraction) else repr(value)
+    try:
+        exact = Fraction(text)
+    except (ValueError, ZeroDivisionError) as exc:
+        raise InvalidOptionError(
+            f"{name}: expected a finite number in [0, 1], got {value!r}"
+        ) from exc
+    if not 0 <= exact <= 1:
+        raise InvalidOptionError(f"{name}: must lie in [0, 1], got {value!r}")
+    return exact
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from tame_mt_metric.config import threshold
+from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.exposure import Exposures
 
 __all__ = ["BINS", "ExposureSummary", "bin_of", "summarize"]
@@ -45,18 +47,22 @@ class ExposureSummary:
 
 def summarize(
     exposures: Exposures,
-    near: str = "0.70",
-    far: str = "0.30",
-    leak_thresholds: tuple[str, ...] = ("0.70", "0.85", "0.95"),
+    near: str | float = "0.70",
+    far: str | float = "0.30",
+    leak_thresholds: tuple[str | float, ...] = ("0.70", "0.85", "0.95"),
 ) -> ExposureSummary:
-    """Thresholds are decimal strings so that they are exact (0.7 is 7/10)."""
+    """Thresholds are exact decimals (0.7 is 7/10), so ties are decided exactly."""
+    near_at = threshold("near_threshold", near)
+    far_at = threshold("far_threshold", far)
+    if far_at > near_at:
+        raise InvalidOptionError(f"far_threshold {far} exceeds near_threshold {near}")
+    leaks = {str(t): threshold("leak_thresholds", t) for t in leak_thresholds}
     n = len(exposures)
     source = [e.source[0].fraction for e in exposures]
     target = [e.target[0].fraction for e in exposures if e.target]
     pair = [e.pair.fraction for e in exposures if e.pair]
     item_bins = tuple(
-        bin_of(e.source_exact, s, Fraction(near), Fraction(far))
-        for e, s in zip(exposures, source, strict=True)
+        bin_of(e.source_exact, s, near_at, far_at) for e, s in zip(exposures, source, strict=True)
     )
     rate = (lambda k: k / n) if n else (lambda k: float("nan"))
     has_pairs = len(pair) == n and n > 0
@@ -69,8 +75,8 @@ def summarize(
         target_exact_rate=rate(sum(exposures.target_exact)) if has_pairs else float("nan"),
         pair_exact_rate=rate(sum(exposures.pair_exact)) if has_pairs else float("nan"),
         pair_leak={
-            t: rate(sum(p >= Fraction(t) for p in pair)) if has_pairs else float("nan")
-            for t in leak_thresholds
+            name: rate(sum(p >= t for p in pair)) if has_pairs else float("nan")
+            for name, t in leaks.items()
         },
         bins={b: item_bins.count(b) for b in BINS},
         item_bins=item_bins,

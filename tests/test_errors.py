@@ -1,0 +1,114 @@
+"""Bad input: typed errors that name the argument, file, line or item."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tame_mt_metric import (
+    EmptyCorpusError,
+    InputTextError,
+    InvalidOptionError,
+    MisalignedInputError,
+    RetrievalConfig,
+    TameError,
+    TrainingIndex,
+    find_exposures,
+)
+from tame_mt_metric.inputs import read_lines
+from tame_mt_metric.summary import summarize
+
+
+def test_errors_are_value_errors_of_the_package() -> None:
+    for cls in (EmptyCorpusError, InputTextError, InvalidOptionError, MisalignedInputError):
+        assert issubclass(cls, TameError) and issubclass(cls, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"ngram_orders": (0, 3)}, "ngram_orders: must be at least 1"),
+        ({"ngram_orders": (3, 3)}, "ngram_orders: repeated order"),
+        ({"ngram_orders": (7,)}, "ngram_orders: order 7 exceeds 6"),
+        ({"ngram_orders": ()}, "ngram_orders: expected a non-empty sequence"),
+        ({"ngram_orders": 3}, "ngram_orders: expected a non-empty sequence"),
+        ({"ngram_orders": (2.5,)}, "ngram_orders: expected an integer"),
+        ({"top_k": 0}, "top_k: must be at least 1"),
+        ({"threads": 0}, "threads: must be at least 1"),
+        ({"strategy": "fast"}, "strategy: expected one of"),
+        ({"lowercase": "yes"}, "lowercase: expected True or False"),
+    ],
+)
+def test_invalid_options(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidOptionError, match=message):
+        RetrievalConfig(**kwargs)
+
+
+def test_threads_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAME_MT_THREADS", "3")
+    assert RetrievalConfig().resolved_threads() == 3
+    monkeypatch.setenv("TAME_MT_THREADS", "many")
+    with pytest.raises(InvalidOptionError, match="TAME_MT_THREADS"):
+        RetrievalConfig().resolved_threads()
+
+
+@pytest.mark.parametrize("strategy", ["indexed", "streaming"])
+def test_bad_corpora(strategy: str) -> None:
+    config = RetrievalConfig(strategy=strategy)  # type: ignore[arg-type]
+    with pytest.raises(MisalignedInputError, match="train_sources has 2 items but train_targets"):
+        find_exposures(["a", "b"], ["a"], ["a"], config=config)
+    with pytest.raises(EmptyCorpusError, match="train_sources"):
+        find_exposures([], [], ["a"], config=config)
+    with pytest.raises(
+        InputTextError, match=r"train_targets\[1\]: expected a string, got NoneType"
+    ):
+        find_exposures(["a", "b"], ["a", None], ["a"], config=config)  # type: ignore[list-item]
+    with pytest.raises(InputTextError, match=r"test_sources\[0\]: expected a string, got int"):
+        find_exposures(["a"], ["a"], [3], config=config)  # type: ignore[list-item]
+    with pytest.raises(InputTextError, match="test_sources: expected a list of strings, got str"):
+        find_exposures(["a"], ["a"], "abc", config=config)
+    with pytest.raises(MisalignedInputError, match="references has 1 items but test_sources has 2"):
+        find_exposures(["a"], ["a"], ["a", "b"], ["x"], config=config)
+    with pytest.raises(MisalignedInputError, match=r"references\[1\] has 1 references"):
+        find_exposures(["a"], ["a"], ["a", "b"], [["x", "y"], ["z"]], config=config)
+    with pytest.raises(InputTextError, match=r"references\[1\]\[0\]: expected a string, got bytes"):
+        find_exposures(["a"], ["a"], ["a", "b"], [["x"], [b"z"]], config=config)  # type: ignore[list-item]
+
+
+def test_index_reports_bad_test_input() -> None:
+    index = TrainingIndex.build(["a"], ["b"])
+    with pytest.raises(InputTextError, match=r"test_sources\[1\]"):
+        index.find_exposures(["a", None])  # type: ignore[list-item]
+
+
+def test_invalid_utf8_names_file_and_line(tmp_path: Path) -> None:
+    plain = tmp_path / "train.src"
+    plain.write_bytes(b"fine\nalso fine\nbad \xff byte\n")
+    with pytest.raises(InputTextError, match=r"train\.src:3: not valid UTF-8"):
+        read_lines(plain)
+    packed = tmp_path / "train.src.gz"
+    with gzip.open(packed, "wb") as f:
+        f.write(b"ok\n\xc3\n")
+    with pytest.raises(InputTextError, match=r"train\.src\.gz:2: not valid UTF-8"):
+        read_lines(packed)
+
+
+def test_lines_keep_inner_carriage_returns_and_gzip(tmp_path: Path) -> None:
+    packed = tmp_path / "t.gz"
+    with gzip.open(packed, "wt", encoding="utf-8") as f:
+        f.write("a\r\nb\n\nc")
+    assert read_lines(packed) == ["a", "b", "", "c"]
+
+
+@pytest.mark.parametrize("bad", ["1.2", "-0.1", "nan", "inf", "", "x"])
+def test_thresholds_outside_the_unit_interval(bad: str) -> None:
+    ex = find_exposures(["a b c"], ["x y z"], ["a b c"], ["x y z"])
+    with pytest.raises(InvalidOptionError, match="near_threshold"):
+        summarize(ex, near=bad)
+    with pytest.raises(InvalidOptionError, match="leak_thresholds"):
+        summarize(ex, leak_thresholds=("0.5", bad))
+    with pytest.raises(InvalidOptionError, match="far_threshold"):
+        summarize(ex, far=float(bad) if bad not in ("", "x") else bad)
