@@ -39,7 +39,7 @@ def test_core_equals_brute_force_on_real_text(corpus: dict[str, list[str]], stra
 
 def test_strategies_and_threads_agree_on_the_full_example(corpus: dict[str, list[str]]) -> None:
     runs = [
-        find_exposures(config=RetrievalConfig(strategy=s, threads=t), **corpus)  # type: ignore[arg-type]
+        find_exposures(config=RetrievalConfig(strategy=s, threads=t), **corpus)
         for s in ("indexed", "streaming")
         for t in (1, 2)
     ]

@@ -7,7 +7,7 @@
 //! the single-pass one.
 
 use crate::postings::{Postings, Query};
-use crate::score::{top_k, Bar, Hit, Score};
+use crate::score::{min_score, top_k, Bar, Hit, Score};
 use crate::search::{prefix_cost, scores_of, search, Limit, Scratch};
 
 /// A test item as queries in one vocabulary: its source and its references.
@@ -97,15 +97,37 @@ impl Block<'_> {
         scores_of(self.source, &item.source, &internal)
     }
 
-    /// The best pair among `rows` by min(source, target), if any passes `bar`.
-    fn best_pair(&self, item: &ItemQueries, rows: &[u64], bar: Bar) -> Option<Hit> {
-        let source = self.source_scores(item, rows);
-        let target = self.target_scores(item, rows);
-        rows.iter()
-            .zip(source.iter().zip(target.iter()))
-            .map(|(&row, (&s, &(t, _)))| Hit {
-                score: if s.cmp_exact(t).is_le() { s } else { t },
-                row,
+    /// The best pair by min(source, target) among rows whose score on one
+    /// side is known, if any passes `bar`.
+    fn best_pair(
+        &self,
+        item: &ItemQueries,
+        known: &[Hit],
+        known_is_source: bool,
+        bar: Bar,
+    ) -> Option<Hit> {
+        let rows: Vec<u64> = known.iter().map(|h| h.row).collect();
+        let other: Vec<Score> = if known_is_source {
+            self.target_scores(item, &rows)
+                .into_iter()
+                .map(|(s, _)| s)
+                .collect()
+        } else {
+            self.source_scores(item, &rows)
+        };
+        known
+            .iter()
+            .zip(other)
+            .map(|(h, o)| {
+                let (source, target) = if known_is_source {
+                    (h.score, o)
+                } else {
+                    (o, h.score)
+                };
+                Hit {
+                    score: min_score(source, target),
+                    row: h.row,
+                }
             })
             .filter(|h| bar.admits(h.score))
             .min_by(Hit::rank)
@@ -177,13 +199,16 @@ impl Block<'_> {
             return None;
         }
         let floor = before.map_or(Bar::OPEN, |h| Bar::above(h.score));
-        let seeds: Vec<u64> = source
-            .first()
-            .map(|h| h.row)
-            .into_iter()
-            .chain(target.first().map(|t| t.hit.row))
-            .collect();
-        let seed = self.best_pair(item, &seeds, floor);
+        let seeds = [
+            self.best_pair(item, &source[..source.len().min(1)], true, floor),
+            self.best_pair(
+                item,
+                &target.iter().take(1).map(|t| t.hit).collect::<Vec<_>>(),
+                false,
+                floor,
+            ),
+        ];
+        let seed = seeds.into_iter().flatten().min_by(Hit::rank);
         let mut bar = seed.map_or(floor, |s| floor.max(Bar::at_least(s.score)));
         let zero_fill = bar.is_open();
         if zero_fill {
@@ -195,14 +220,12 @@ impl Block<'_> {
             .iter()
             .map(|r| prefix_cost(self.target, r, bar))
             .sum();
-        let mut rows: Vec<u64> = Vec::new();
-        if source_cost <= target_cost {
-            rows.extend(
-                search(self.source, &item.source, Limit::All, bar, scratch)
-                    .iter()
-                    .map(|h| h.row),
-            );
+        let found = if source_cost <= target_cost {
+            let known = search(self.source, &item.source, Limit::All, bar, scratch);
+            self.best_pair(item, &known, true, bar)
         } else {
+            // Rows reaching the bar on some reference, with their best target score.
+            let mut rows: Vec<u64> = Vec::new();
             for reference in &item.references {
                 rows.extend(
                     search(self.target, reference, Limit::All, bar, scratch)
@@ -212,13 +235,19 @@ impl Block<'_> {
             }
             rows.sort_unstable();
             rows.dedup();
-        }
-        let found = self.best_pair(item, &rows, bar);
+            let known: Vec<Hit> = rows
+                .iter()
+                .zip(self.target_scores(item, &rows))
+                .map(|(&row, (score, _))| Hit { score, row })
+                .collect();
+            self.best_pair(item, &known, false, bar)
+        };
         match (found, zero_fill) {
             (Some(h), _) => Some(h),
             (None, true) => {
-                let first = [self.source.row_base];
-                self.best_pair(item, &first, Bar::OPEN)
+                let first = self.source.row_base;
+                let score = self.source_scores(item, &[first])[0];
+                self.best_pair(item, &[Hit { score, row: first }], true, Bar::OPEN)
             }
             (None, false) => None,
         }

@@ -3,7 +3,7 @@
 //! gram vocabulary (`u128` keys), the CSR posting lists, and 128-bit XXH3
 //! hashes of the normalised texts for exact-overlap checks.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use rayon::prelude::*;

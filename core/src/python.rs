@@ -205,7 +205,7 @@ impl PyStreamingAudit {
     }
 
     fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        exposures_to_dict(py, self.inner.exposures())
+        exposures_to_dict(py, &self.inner.exposures())
     }
 }
 

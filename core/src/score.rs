@@ -70,6 +70,33 @@ impl Hit {
     }
 }
 
+/// The lower of two scores; the first on ties (pair exposure takes the
+/// source side's fraction when both sides are equal).
+pub fn min_score(a: Score, b: Score) -> Score {
+    if a.cmp_exact(b).is_le() {
+        a
+    } else {
+        b
+    }
+}
+
+/// Size of the intersection of two sorted id lists.
+pub fn overlap(a: &[u32], b: &[u32]) -> u32 {
+    let (mut i, mut j, mut o) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => {
+                o += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    o
+}
+
 /// Keep the `k` best hits of `hits` (best first).
 pub fn top_k(mut hits: Vec<Hit>, k: usize) -> Vec<Hit> {
     hits.sort_by(Hit::rank);

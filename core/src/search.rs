@@ -45,6 +45,9 @@ impl Leaders {
 
     /// Offer a row's (increased) lower bound.
     fn offer(&mut self, score: Score, row: u32) {
+        if self.k == 0 {
+            return;
+        }
         if let Some(floor) = self.floor {
             if score.cmp_exact(floor).is_le() {
                 return;
@@ -71,6 +74,18 @@ impl Leaders {
             }
         }
         w
+    }
+
+    /// Counts at or below the gate cannot improve the leaders: a row sharing
+    /// `c` grams with a query of size `n` scores at most `c / n`.
+    fn gate(&self, n: u32) -> u32 {
+        if self.k == 0 {
+            return u32::MAX;
+        }
+        match self.floor {
+            None => 0,
+            Some(f) => (f.overlap as u64 * n as u64 / f.union as u64) as u32,
+        }
     }
 
     /// The bar these lower bounds prove: the k-th best score is at least this.
@@ -234,11 +249,12 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
         scratch.counts.resize(p.rows(), 0);
     }
     let Scratch { counts, touched } = scratch;
-    let mut leaders = match limit {
-        Limit::Top(k) => Some(Leaders::new(k)),
-        Limit::All => None,
-    };
+    let mut leaders = Leaders::new(match limit {
+        Limit::Top(k) => k,
+        Limit::All => 0,
+    });
     let mut bar = bar0;
+    let mut gate = leaders.gate(n);
 
     // Prefix: admit new candidates while an unseen row could still pass.
     let mut i = 0;
@@ -253,15 +269,16 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
         let end = list.partition_point(|&r| (r as usize) < hi);
         for &r in &list[start..end] {
             let c = counts[r as usize] + 1;
+            counts[r as usize] = c;
             if c == 1 {
                 touched.push(r);
             }
-            counts[r as usize] = c;
-            if let Some(leaders) = leaders.as_mut() {
+            if c > gate {
                 leaders.offer(Score::jaccard(c, n, p.size(r)), r);
+                gate = leaders.gate(n);
             }
         }
-        if let Some(b) = leaders.as_ref().and_then(Leaders::bar) {
+        if let Some(b) = leaders.bar() {
             bar = bar.max(b);
         }
         i += 1;
@@ -293,9 +310,7 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
             pos = gallop(list, pos, r);
             if pos < list.len() && list[pos] == r {
                 counts[r as usize] += 1;
-                if let Some(leaders) = leaders.as_mut() {
-                    leaders.offer(Score::jaccard(counts[r as usize], n, p.size(r)), r);
-                }
+                leaders.offer(Score::jaccard(counts[r as usize], n, p.size(r)), r);
             }
             if bar.admits(Score::bound(counts[r as usize] + remaining, n, p.size(r))) {
                 candidates[kept] = r;
@@ -303,7 +318,7 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
             }
         }
         candidates.truncate(kept);
-        if let Some(b) = leaders.as_ref().and_then(Leaders::bar) {
+        if let Some(b) = leaders.bar() {
             bar = bar.max(b);
         }
     }

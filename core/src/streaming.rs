@@ -1,30 +1,55 @@
-//! The streaming strategy: the test set is indexed once (its gram
-//! vocabulary), and the training corpus flows through in blocks, one pass,
-//! with no training index. Each block is turned into small posting lists over
-//! the test vocabulary only, searched for every test item with bars carried
-//! over from earlier blocks, and merged. A block's answer merges exactly, so
-//! shards of the corpus can be audited apart and combined with
-//! [`StreamingAudit::merge`].
+//! The streaming strategy: the test set is indexed, and the training corpus
+//! flows through it once, in blocks, with no training index.
+//!
+//! For every block the test items are indexed by the prefix of their gram
+//! sets (rarest grams first, by their training frequency so far) that a row
+//! must share to pass the item's current bar. Each training row probes that
+//! index with its grams; the items it reaches are checked by an upper bound
+//! and then scored exactly. Bars only rise, so an index built at the start of
+//! a block stays valid through it. Blocks start small and grow, so that bars
+//! rise before the large blocks come.
+//!
+//! Rows arrive in increasing order, so a row must beat an equal score to
+//! displace it. Partial answers (blocks, threads, shards) merge exactly
+//! ([`Exposure::merge`]), so a sharded corpus can be audited apart and
+//! combined with [`StreamingAudit::merge`].
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 use rayon::ThreadPool;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::error::{invalid, Error, Result};
-use crate::exposure::{Block, Exposure, ItemQueries};
+use crate::exposure::{Exposure, TargetHit};
 use crate::grams::{Gram, GramConfig};
 use crate::pool::pool;
-use crate::postings::{Postings, Query};
-use crate::search::Scratch;
+use crate::score::{min_score, overlap, top_k, Bar, Hit, Score};
 use crate::test_set::{check_aligned, prepare, TestItem};
 
-/// Training rows searched as one block.
+/// The largest block of training rows searched with one test index.
 pub const DEFAULT_BLOCK_ROWS: usize = 1 << 16;
+/// The first block; later blocks double up to the largest.
+const FIRST_BLOCK_ROWS: usize = 512;
+
+/// A text as sorted ids in the test vocabulary, and its full gram-set size.
+#[derive(Debug, Clone, Default)]
+struct Text {
+    size: u32,
+    ids: Vec<u32>,
+}
+
+fn text(vocab: &HashMap<Gram, u32>, grams: &[Gram]) -> Text {
+    let mut ids: Vec<u32> = grams.iter().filter_map(|g| vocab.get(g).copied()).collect();
+    ids.sort_unstable();
+    Text {
+        size: grams.len() as u32,
+        ids,
+    }
+}
 
 fn vocabulary<'a>(sets: impl Iterator<Item = &'a Vec<Gram>>) -> HashMap<Gram, u32> {
-    let mut vocab = HashMap::new();
+    let mut vocab = HashMap::default();
     for set in sets {
         for &g in set {
             let next = vocab.len() as u32;
@@ -34,10 +59,407 @@ fn vocabulary<'a>(sets: impl Iterator<Item = &'a Vec<Gram>>) -> HashMap<Gram, u3
     vocab
 }
 
-fn query(vocab: &HashMap<Gram, u32>, grams: &[Gram]) -> Query {
-    Query {
-        size: grams.len() as u32,
-        grams: grams.iter().filter_map(|g| vocab.get(g).copied()).collect(),
+/// Fewest grams a row must share with a text of `n` grams to pass `bar`:
+/// J <= overlap / n.
+fn min_overlap(bar: Bar, n: u32) -> u32 {
+    let (p, q, n) = (bar.score.overlap as u64, bar.score.union as u64, n as u64);
+    let alpha = if bar.strict {
+        p * n / q + 1
+    } else {
+        (p * n).div_ceil(q)
+    };
+    alpha as u32
+}
+
+/// Test texts indexed by the prefix grams a row must share to pass each
+/// text's bar. `prefix[t]` is how many grams of text `t` were indexed.
+struct PrefixIndex {
+    offsets: Vec<u32>,
+    texts: Vec<u32>,
+    prefix: Vec<u32>,
+}
+
+impl PrefixIndex {
+    fn build(vocab_len: usize, texts: &[Text], bars: &[Bar], df: &[u64]) -> PrefixIndex {
+        let mut prefix = Vec::with_capacity(texts.len());
+        let mut chosen: Vec<Vec<u32>> = Vec::with_capacity(texts.len());
+        for (t, bar) in texts.iter().zip(bars) {
+            let alpha = min_overlap(*bar, t.size).max(1);
+            let keep = (t.size + 1).saturating_sub(alpha).min(t.ids.len() as u32) as usize;
+            let mut order = t.ids.clone();
+            order.sort_unstable_by_key(|&g| (df[g as usize], g));
+            order.truncate(keep);
+            // Grams left out: the text's grams beyond the prefix, in or out of the vocabulary.
+            prefix.push(t.size - keep as u32);
+            chosen.push(order);
+        }
+        let mut offsets = vec![0u32; vocab_len + 1];
+        for grams in &chosen {
+            for &g in grams {
+                offsets[g as usize + 1] += 1;
+            }
+        }
+        for g in 0..vocab_len {
+            offsets[g + 1] += offsets[g];
+        }
+        let mut fill = offsets.clone();
+        let mut entries = vec![0u32; offsets[vocab_len] as usize];
+        for (t, grams) in chosen.iter().enumerate() {
+            for &g in grams {
+                entries[fill[g as usize] as usize] = t as u32;
+                fill[g as usize] += 1;
+            }
+        }
+        PrefixIndex {
+            offsets,
+            texts: entries,
+            prefix,
+        }
+    }
+
+    fn list(&self, gram: u32) -> &[u32] {
+        &self.texts[self.offsets[gram as usize] as usize..self.offsets[gram as usize + 1] as usize]
+    }
+
+    /// Texts sharing grams of `row` within their prefix, with the count.
+    fn probe(&self, row: &[u32], counts: &mut [u32], touched: &mut Vec<u32>) {
+        for &g in row {
+            for &t in self.list(g) {
+                if counts[t as usize] == 0 {
+                    touched.push(t);
+                }
+                counts[t as usize] += 1;
+            }
+        }
+    }
+}
+
+/// One training row, read.
+struct Row {
+    source: Text,
+    target: Text,
+    exact: Vec<(u32, bool, bool, bool)>,
+}
+
+/// The lowest rows seen, kept to fill top-k lists with rows of score 0.
+#[derive(Debug, Clone)]
+struct HeadRow {
+    row: u64,
+    source: Text,
+    target: Text,
+}
+
+/// The test set, indexed.
+#[derive(Debug, Clone)]
+struct TestSide {
+    items: Vec<TestItem>,
+    source_vocab: HashMap<Gram, u32>,
+    target_vocab: HashMap<Gram, u32>,
+    sources: Vec<Text>,
+    /// Every reference of every item, with its item and reference index.
+    references: Vec<Text>,
+    reference_of: Vec<(u32, u32)>,
+    empty_sources: Vec<u32>,
+    empty_references: Vec<u32>,
+    source_items: HashMap<String, Vec<u32>>,
+    target_items: HashMap<String, Vec<u32>>,
+}
+
+impl TestSide {
+    fn new(items: Vec<TestItem>) -> TestSide {
+        let source_vocab = vocabulary(items.iter().map(|t| &t.source_grams));
+        let target_vocab = vocabulary(items.iter().flat_map(|t| t.reference_grams.iter()));
+        let sources: Vec<Text> = items
+            .iter()
+            .map(|t| text(&source_vocab, &t.source_grams))
+            .collect();
+        let mut references = Vec::new();
+        let mut reference_of = Vec::new();
+        let mut source_items: HashMap<String, Vec<u32>> = HashMap::default();
+        let mut target_items: HashMap<String, Vec<u32>> = HashMap::default();
+        for (i, t) in items.iter().enumerate() {
+            source_items
+                .entry(t.source.clone())
+                .or_default()
+                .push(i as u32);
+            for (k, (r, g)) in t.references.iter().zip(&t.reference_grams).enumerate() {
+                references.push(text(&target_vocab, g));
+                reference_of.push((i as u32, k as u32));
+                let list = target_items.entry(r.clone()).or_default();
+                if list.last() != Some(&(i as u32)) {
+                    list.push(i as u32);
+                }
+            }
+        }
+        let empty_sources = (0..sources.len() as u32)
+            .filter(|&i| sources[i as usize].size == 0)
+            .collect();
+        let empty_references = (0..references.len() as u32)
+            .filter(|&r| references[r as usize].size == 0)
+            .collect();
+        TestSide {
+            items,
+            source_vocab,
+            target_vocab,
+            sources,
+            references,
+            reference_of,
+            empty_sources,
+            empty_references,
+            source_items,
+            target_items,
+        }
+    }
+
+    fn read_row(&self, config: &GramConfig, source: &str, target: &str) -> Row {
+        let norm = &config.normalization;
+        let (source, target) = (norm.apply(source), norm.apply(target));
+        let mut exact = Vec::new();
+        if let Some(items) = self.source_items.get(&source) {
+            for &i in items {
+                exact.push((
+                    i,
+                    true,
+                    false,
+                    self.items[i as usize].references.contains(&target),
+                ));
+            }
+        }
+        if let Some(items) = self.target_items.get(&target) {
+            exact.extend(items.iter().map(|&i| (i, false, true, false)));
+        }
+        Row {
+            source: text(&self.source_vocab, &config.grams_of_normalized(&source)),
+            target: text(&self.target_vocab, &config.grams_of_normalized(&target)),
+            exact,
+        }
+    }
+
+    fn references(&self, item: usize) -> &[Text] {
+        let start = self
+            .reference_of
+            .partition_point(|&(i, _)| (i as usize) < item);
+        let k = self.items[item].references.len();
+        &self.references[start..start + k]
+    }
+
+    /// The best reference's score against a training target (lowest index on
+    /// ties); `shared` counts a text's grams in the target.
+    fn target_score(&self, item: usize, size: u32, shared: impl Fn(&[u32]) -> u32) -> (Score, u32) {
+        let mut best = (Score::ZERO, 0);
+        for (k, r) in self.references(item).iter().enumerate() {
+            let s = Score::jaccard(shared(&r.ids), r.size, size);
+            if k == 0 || s.cmp_exact(best.0).is_gt() {
+                best = (s, k as u32);
+            }
+        }
+        best
+    }
+
+    fn source_score(&self, item: usize, size: u32, shared: impl Fn(&[u32]) -> u32) -> Score {
+        let x = &self.sources[item];
+        Score::jaccard(shared(&x.ids), x.size, size)
+    }
+}
+
+/// A row's grams marked in a vocabulary-sized array, so that the overlap of
+/// a text with the row costs one lookup per gram of the text.
+struct Marks {
+    stamps: Vec<u32>,
+    current: u32,
+}
+
+impl Marks {
+    fn new(vocab_len: usize) -> Marks {
+        Marks {
+            stamps: vec![0; vocab_len],
+            current: 0,
+        }
+    }
+
+    fn mark(&mut self, row: &Text) {
+        self.current += 1;
+        for &g in &row.ids {
+            self.stamps[g as usize] = self.current;
+        }
+    }
+
+    fn shared(&self, ids: &[u32]) -> u32 {
+        ids.iter()
+            .filter(|&&g| self.stamps[g as usize] == self.current)
+            .count() as u32
+    }
+}
+
+/// The bar a later row must pass to enter an item's top-k targets.
+fn target_bar(e: &Exposure, k: usize) -> Bar {
+    if e.target.len() >= k {
+        Bar::above(e.target[k - 1].hit.score)
+    } else {
+        Bar::OPEN
+    }
+}
+
+/// Working state of one thread over a run of rows of a block.
+struct Probe<'a> {
+    test: &'a TestSide,
+    before: &'a [Exposure],
+    k: usize,
+    found: Vec<Exposure>,
+    counts: Vec<u32>,
+    touched: Vec<u32>,
+    target_best: Vec<Option<(Score, u32)>>,
+    target_touched: Vec<u32>,
+    source_marks: Marks,
+    target_marks: Marks,
+    bars: Vec<[Bar; 3]>,
+}
+
+impl<'a> Probe<'a> {
+    fn new(test: &'a TestSide, before: &'a [Exposure], k: usize) -> Probe<'a> {
+        let width = test.sources.len().max(test.references.len());
+        let mut probe = Probe {
+            test,
+            before,
+            k,
+            found: vec![Exposure::default(); test.items.len()],
+            counts: vec![0; width],
+            touched: Vec::new(),
+            target_best: vec![None; test.items.len()],
+            target_touched: Vec::new(),
+            source_marks: Marks::new(test.source_vocab.len()),
+            target_marks: Marks::new(test.target_vocab.len()),
+            bars: Vec::new(),
+        };
+        probe.bars = (0..test.items.len()).map(|i| probe.bars_of(i)).collect();
+        probe
+    }
+
+    /// The bars a row must pass for item `i`: source top-k, target top-k, pair.
+    fn bars_of(&self, i: usize) -> [Bar; 3] {
+        let (before, found, k) = (&self.before[i], &self.found[i], self.k);
+        let pair = |e: &Exposure| {
+            e.pair
+                .map_or(Bar::above(Score::ZERO), |h| Bar::above(h.score))
+        };
+        [
+            Bar::after(&before.source, k).max(Bar::after(&found.source, k)),
+            target_bar(before, k).max(target_bar(found, k)),
+            pair(before).max(pair(found)),
+        ]
+    }
+
+    fn refresh(&mut self, i: usize) {
+        self.bars[i] = self.bars_of(i);
+    }
+
+    fn source_bar(&self, i: usize) -> Bar {
+        self.bars[i][0]
+    }
+
+    fn target_bar(&self, i: usize) -> Bar {
+        self.bars[i][1]
+    }
+
+    fn pair_bar(&self, i: usize) -> Bar {
+        self.bars[i][2]
+    }
+
+    fn offer_source(&mut self, i: usize, row: u64, source: Score, target_size: u32) {
+        if self.source_bar(i).admits(source) {
+            let hits = &mut self.found[i].source;
+            hits.push(Hit { score: source, row });
+            *hits = top_k(std::mem::take(hits), self.k);
+        }
+        if !self.test.items[i].references.is_empty() && self.pair_bar(i).admits(source) {
+            let marks = &self.target_marks;
+            let target = self
+                .test
+                .target_score(i, target_size, |ids| marks.shared(ids))
+                .0;
+            let pair = min_score(source, target);
+            if self.pair_bar(i).admits(pair) {
+                self.found[i].pair = Some(Hit { score: pair, row });
+            }
+        }
+        self.refresh(i);
+    }
+
+    fn offer_target(&mut self, i: usize, row: u64, score: Score, reference: u32) {
+        if self.target_bar(i).admits(score) {
+            let hits = &mut self.found[i].target;
+            hits.push(TargetHit {
+                hit: Hit { score, row },
+                reference,
+            });
+            hits.sort_by(|a, b| a.hit.rank(&b.hit));
+            hits.truncate(self.k);
+            self.refresh(i);
+        }
+    }
+
+    fn row(&mut self, index: &(PrefixIndex, PrefixIndex), row: u64, r: &Row) {
+        let test = self.test;
+        let (sources, references) = index;
+        self.source_marks.mark(&r.source);
+        self.target_marks.mark(&r.target);
+        // Source side: source exposure and pair candidates.
+        let mut touched = std::mem::take(&mut self.touched);
+        sources.probe(&r.source.ids, &mut self.counts, &mut touched);
+        for &t in &touched {
+            let i = t as usize;
+            let shared = std::mem::take(&mut self.counts[i]);
+            let x = &test.sources[i];
+            let bound = Score::bound(shared + sources.prefix[i], x.size, r.source.size);
+            let pair_bar = if test.items[i].references.is_empty() {
+                self.source_bar(i)
+            } else {
+                self.pair_bar(i)
+            };
+            if self.source_bar(i).admits(bound) || pair_bar.admits(bound) {
+                let marks = &self.source_marks;
+                let score = test.source_score(i, r.source.size, |ids| marks.shared(ids));
+                self.offer_source(i, row, score, r.target.size);
+            }
+        }
+        touched.clear();
+        if r.source.size == 0 {
+            for &i in &test.empty_sources {
+                self.offer_source(i as usize, row, Score::jaccard(0, 0, 0), r.target.size);
+            }
+        }
+        // Target side: the best reference of each item reached.
+        references.probe(&r.target.ids, &mut self.counts, &mut touched);
+        if r.target.size == 0 {
+            touched.extend_from_slice(&test.empty_references);
+        }
+        for &t in &touched {
+            let slot = t as usize;
+            let shared = std::mem::take(&mut self.counts[slot]);
+            let (i, _) = test.reference_of[slot];
+            let reference = &test.references[slot];
+            let bound = Score::bound(
+                shared + references.prefix[slot],
+                reference.size,
+                r.target.size,
+            );
+            if self.target_bar(i as usize).admits(bound) {
+                let best = &mut self.target_best[i as usize];
+                if best.is_none() {
+                    self.target_touched.push(i);
+                    let marks = &self.target_marks;
+                    *best =
+                        Some(test.target_score(i as usize, r.target.size, |ids| marks.shared(ids)));
+                }
+            }
+        }
+        touched.clear();
+        self.touched = touched;
+        for i in std::mem::take(&mut self.target_touched) {
+            if let Some((score, reference)) = self.target_best[i as usize].take() {
+                self.offer_target(i as usize, row, score, reference);
+            }
+        }
     }
 }
 
@@ -47,19 +469,15 @@ pub struct StreamingAudit {
     config: GramConfig,
     k: usize,
     block_rows: usize,
-    items: Vec<TestItem>,
-    source_vocab: HashMap<Gram, u32>,
-    target_vocab: HashMap<Gram, u32>,
-    queries: Vec<ItemQueries>,
-    source_items: HashMap<String, Vec<u32>>,
-    target_items: HashMap<String, Vec<u32>>,
+    test: Arc<TestSide>,
+    source_df: Vec<u64>,
+    target_df: Vec<u64>,
     exposures: Vec<Exposure>,
+    head: Vec<HeadRow>,
     next_row: u64,
+    rows_fed: u64,
     pool: Arc<ThreadPool>,
 }
-
-/// What one training row says about exact overlaps: (item, source, target, pair).
-type ExactFlags = Vec<(u32, bool, bool, bool)>;
 
 impl StreamingAudit {
     pub fn new<S: AsRef<str> + Sync>(
@@ -78,45 +496,18 @@ impl StreamingAudit {
         }
         let pool = pool(threads)?;
         let items = pool.install(|| prepare(&config, sources, references))?;
-        let source_vocab = vocabulary(items.iter().map(|t| &t.source_grams));
-        let target_vocab = vocabulary(items.iter().flat_map(|t| t.reference_grams.iter()));
-        let queries = items
-            .iter()
-            .map(|t| ItemQueries {
-                source: query(&source_vocab, &t.source_grams),
-                references: t
-                    .reference_grams
-                    .iter()
-                    .map(|g| query(&target_vocab, g))
-                    .collect(),
-            })
-            .collect();
-        let mut source_items: HashMap<String, Vec<u32>> = HashMap::new();
-        let mut target_items: HashMap<String, Vec<u32>> = HashMap::new();
-        for (i, t) in items.iter().enumerate() {
-            source_items
-                .entry(t.source.clone())
-                .or_default()
-                .push(i as u32);
-            for r in &t.references {
-                let list = target_items.entry(r.clone()).or_default();
-                if list.last() != Some(&(i as u32)) {
-                    list.push(i as u32);
-                }
-            }
-        }
+        let test = TestSide::new(items);
         Ok(StreamingAudit {
-            exposures: vec![Exposure::default(); items.len()],
+            source_df: vec![0; test.source_vocab.len()],
+            target_df: vec![0; test.target_vocab.len()],
+            exposures: vec![Exposure::default(); test.items.len()],
+            test: Arc::new(test),
             config,
             k,
             block_rows,
-            items,
-            source_vocab,
-            target_vocab,
-            queries,
-            source_items,
-            target_items,
+            head: Vec::new(),
             next_row: 0,
+            rows_fed: 0,
             pool,
         })
     }
@@ -126,8 +517,52 @@ impl StreamingAudit {
         self.next_row
     }
 
-    pub fn exposures(&self) -> &[Exposure] {
-        &self.exposures
+    /// The answer over the rows fed so far; top-k lists that found fewer
+    /// than k rows sharing a gram are completed with the lowest rows.
+    pub fn exposures(&self) -> Vec<Exposure> {
+        let test = &self.test;
+        let mut out = self.exposures.clone();
+        for (i, e) in out.iter_mut().enumerate() {
+            for h in &self.head {
+                if e.source.len() >= self.k {
+                    break;
+                }
+                if !e.source.iter().any(|x| x.row == h.row) {
+                    e.source.push(Hit {
+                        score: test
+                            .source_score(i, h.source.size, |ids| overlap(ids, &h.source.ids)),
+                        row: h.row,
+                    });
+                }
+            }
+            if test.items[i].references.is_empty() {
+                continue;
+            }
+            for h in &self.head {
+                if e.target.len() >= self.k {
+                    break;
+                }
+                if !e.target.iter().any(|x| x.hit.row == h.row) {
+                    let (score, reference) =
+                        test.target_score(i, h.target.size, |ids| overlap(ids, &h.target.ids));
+                    e.target.push(TargetHit {
+                        hit: Hit { score, row: h.row },
+                        reference,
+                    });
+                }
+            }
+            if e.pair.is_none() {
+                e.pair = self.head.first().map(|h| Hit {
+                    score: min_score(
+                        test.source_score(i, h.source.size, |ids| overlap(ids, &h.source.ids)),
+                        test.target_score(i, h.target.size, |ids| overlap(ids, &h.target.ids))
+                            .0,
+                    ),
+                    row: h.row,
+                });
+            }
+        }
+        out
     }
 
     /// Feed training pairs whose first row has global index `row_base`; feeds
@@ -147,93 +582,140 @@ impl StreamingAudit {
                 format!("rows must arrive in order: {row_base} < {}", self.next_row),
             ));
         }
-        for start in (0..sources.len()).step_by(self.block_rows) {
+        let mut start = 0;
+        while start < sources.len() {
             if interrupted() {
                 return Err(Error::Interrupted);
             }
-            let end = (start + self.block_rows).min(sources.len());
-            self.feed_block(
-                &sources[start..end],
-                &targets[start..end],
-                row_base + start as u64,
-            );
+            // Each block as large as all rows before it: bars rise early.
+            let size = (self.rows_fed as usize)
+                .max(FIRST_BLOCK_ROWS)
+                .min(self.block_rows);
+            let end = (start + size).min(sources.len());
+            let pool = self.pool.clone();
+            pool.install(|| {
+                self.feed_block(
+                    &sources[start..end],
+                    &targets[start..end],
+                    row_base + start as u64,
+                )
+            });
+            self.next_row = row_base + end as u64;
+            self.rows_fed += (end - start) as u64;
+            start = end;
         }
-        self.next_row = row_base + sources.len() as u64;
+        self.next_row = self.next_row.max(row_base + sources.len() as u64);
         Ok(())
     }
 
-    fn read_row(&self, source: &str, target: &str) -> (Query, Query, ExactFlags) {
-        let norm = &self.config.normalization;
-        let (source, target) = (norm.apply(source), norm.apply(target));
-        let mut flags: ExactFlags = Vec::new();
-        if let Some(items) = self.source_items.get(&source) {
-            for &i in items {
-                let pair = self.items[i as usize].references.contains(&target);
-                flags.push((i, true, false, pair));
+    fn feed_block<S: AsRef<str> + Sync>(&mut self, sources: &[S], targets: &[S], row_base: u64) {
+        let test = Arc::clone(&self.test);
+        let config = &self.config;
+        let rows: Vec<Row> = (0..sources.len())
+            .into_par_iter()
+            .map(|i| test.read_row(config, sources[i].as_ref(), targets[i].as_ref()))
+            .collect();
+        for r in &rows {
+            r.source
+                .ids
+                .iter()
+                .for_each(|&g| self.source_df[g as usize] += 1);
+            r.target
+                .ids
+                .iter()
+                .for_each(|&g| self.target_df[g as usize] += 1);
+        }
+        let index = self.prefix_indexes();
+        let k = self.k;
+        let before = &self.exposures;
+        let run = (rows.len() / (4 * rayon::current_num_threads())).max(256);
+        let found: Vec<Vec<Exposure>> = rows
+            .par_chunks(run)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut probe = Probe::new(&test, before, k);
+                for (j, r) in chunk.iter().enumerate() {
+                    probe.row(&index, row_base + (c * run + j) as u64, r);
+                }
+                probe.found
+            })
+            .collect();
+        for part in found {
+            for (e, f) in self.exposures.iter_mut().zip(&part) {
+                e.merge(f, k);
             }
         }
-        if let Some(items) = self.target_items.get(&target) {
-            flags.extend(items.iter().map(|&i| (i, false, true, false)));
-        }
-        let source_query = query(
-            &self.source_vocab,
-            &self.config.grams_of_normalized(&source),
-        );
-        let target_query = query(
-            &self.target_vocab,
-            &self.config.grams_of_normalized(&target),
-        );
-        (source_query, target_query, flags)
-    }
-
-    fn feed_block<S: AsRef<str> + Sync>(&mut self, sources: &[S], targets: &[S], row_base: u64) {
-        let pool = self.pool.clone();
-        pool.install(|| self.search_block(sources, targets, row_base));
-    }
-
-    fn search_block<S: AsRef<str> + Sync>(&mut self, sources: &[S], targets: &[S], row_base: u64) {
-        let rows: Vec<(Query, Query, ExactFlags)> = (0..sources.len())
-            .into_par_iter()
-            .map(|i| self.read_row(sources[i].as_ref(), targets[i].as_ref()))
-            .collect();
-        let (source_rows, target_rows): (Vec<Query>, Vec<Query>) =
-            rows.iter().map(|(s, t, _)| (s.clone(), t.clone())).unzip();
-        let (source, target) = rayon::join(
-            || Postings::build(&source_rows, self.source_vocab.len(), row_base),
-            || Postings::build(&target_rows, self.target_vocab.len(), row_base),
-        );
-        let block = Block {
-            source: &source,
-            target: &target,
-        };
-        let k = self.k;
-        let queries = &self.queries;
-        self.exposures.par_iter_mut().enumerate().for_each_init(
-            Scratch::default,
-            |scratch, (i, e)| {
-                let found = block.expose(&queries[i], k, e, scratch);
-                e.merge(&found, k);
-            },
-        );
-        for (_, _, flags) in &rows {
-            for &(i, s, t, p) in flags {
+        for (j, r) in rows.into_iter().enumerate() {
+            for &(i, s, t, p) in &r.exact {
                 let e = &mut self.exposures[i as usize];
                 e.source_exact |= s;
                 e.target_exact |= t;
                 e.pair_exact |= p;
             }
+            if self.head.len() < 2 * k {
+                self.head.push(HeadRow {
+                    row: row_base + j as u64,
+                    source: r.source,
+                    target: r.target,
+                });
+            }
         }
+    }
+
+    /// The test index for the next block, from the bars so far.
+    fn prefix_indexes(&self) -> (PrefixIndex, PrefixIndex) {
+        let test = &self.test;
+        let k = self.k;
+        let source_bars: Vec<Bar> = self
+            .exposures
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let bar = Bar::after(&e.source, k);
+                if test.items[i].references.is_empty() {
+                    bar
+                } else {
+                    // Pair candidates pass the pair bar on the source side too.
+                    let pair = e
+                        .pair
+                        .map_or(Bar::above(Score::ZERO), |h| Bar::above(h.score));
+                    if bar.score.cmp_exact(pair.score).is_le() {
+                        bar
+                    } else {
+                        pair
+                    }
+                }
+            })
+            .collect();
+        let target_bars: Vec<Bar> = test
+            .reference_of
+            .iter()
+            .map(|&(i, _)| target_bar(&self.exposures[i as usize], k))
+            .collect();
+        (
+            PrefixIndex::build(
+                test.source_vocab.len(),
+                &test.sources,
+                &source_bars,
+                &self.source_df,
+            ),
+            PrefixIndex::build(
+                test.target_vocab.len(),
+                &test.references,
+                &target_bars,
+                &self.target_df,
+            ),
+        )
     }
 
     /// Merge the audit of other training rows (another shard) of the same
     /// test set and settings.
     pub fn merge(&mut self, other: &StreamingAudit) -> Result<()> {
-        let same_items = self.items.len() == other.items.len()
-            && self
-                .items
-                .iter()
-                .zip(&other.items)
-                .all(|(a, b)| a.source == b.source && a.references == b.references);
+        let (a, b) = (&self.test.items, &other.test.items);
+        let same_items = a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x.source == y.source && x.references == y.references);
         if other.config != self.config || other.k != self.k || !same_items {
             return Err(invalid(
                 "other",
@@ -243,7 +725,11 @@ impl StreamingAudit {
         for (e, o) in self.exposures.iter_mut().zip(&other.exposures) {
             e.merge(o, self.k);
         }
+        self.head.extend(other.head.iter().cloned());
+        self.head.sort_by_key(|h| h.row);
+        self.head.truncate(2 * self.k);
         self.next_row = self.next_row.max(other.next_row);
+        self.rows_fed += other.rows_fed;
         Ok(())
     }
 }

@@ -39,7 +39,7 @@ fn check(train: &[(String, String)], test: &[(String, String)], k: usize, block:
 
     let mut audit = StreamingAudit::new(cfg.clone(), &qs, &qr, k, block, 1 + block % 2).unwrap();
     audit.feed(&ts, &tt, 0, &never).unwrap();
-    let streamed: Vec<Exposure> = audit.exposures().to_vec();
+    let streamed: Vec<Exposure> = audit.exposures();
     let index = TrainingIndex::build(cfg.clone(), &ts, &tt, 2, &never).unwrap();
     let indexed = index.expose(&qs, &qr, k, &never).unwrap();
 
@@ -117,7 +117,7 @@ fn shards_merge_to_the_single_pass_answer() {
     let mut right = StreamingAudit::new(cfg, &test, &refs, 3, 8, 1).unwrap();
     right.feed(&train[20..], &train[20..], 20, &never).unwrap();
     right.merge(&left).unwrap();
-    for (a, b) in whole.exposures().iter().zip(right.exposures()) {
+    for (a, b) in whole.exposures().iter().zip(&right.exposures()) {
         let rows = |e: &Exposure| e.source.iter().map(|h| h.row).collect::<Vec<_>>();
         assert_eq!(rows(a), rows(b));
         assert_eq!(a.pair.unwrap().row, b.pair.unwrap().row);
