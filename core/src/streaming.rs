@@ -410,7 +410,10 @@ impl<'a> Probe<'a> {
             let i = t as usize;
             let shared = std::mem::take(&mut self.counts[i]);
             let x = &test.sources[i];
-            let bound = Score::bound(shared + sources.prefix[i], x.size, r.source.size);
+            // Shared grams: those counted in the prefix, at most all grams left out
+            // of it, and never more than the row's grams in the vocabulary.
+            let shared = (shared + sources.prefix[i]).min(r.source.ids.len() as u32);
+            let bound = Score::bound(shared, x.size, r.source.size);
             let pair_bar = if test.items[i].references.is_empty() {
                 self.source_bar(i)
             } else {
@@ -438,11 +441,8 @@ impl<'a> Probe<'a> {
             let shared = std::mem::take(&mut self.counts[slot]);
             let (i, _) = test.reference_of[slot];
             let reference = &test.references[slot];
-            let bound = Score::bound(
-                shared + references.prefix[slot],
-                reference.size,
-                r.target.size,
-            );
+            let shared = (shared + references.prefix[slot]).min(r.target.ids.len() as u32);
+            let bound = Score::bound(shared, reference.size, r.target.size);
             if self.target_bar(i as usize).admits(bound) {
                 let best = &mut self.target_best[i as usize];
                 if best.is_none() {
@@ -628,7 +628,7 @@ impl StreamingAudit {
         let index = self.prefix_indexes();
         let k = self.k;
         let before = &self.exposures;
-        let run = (rows.len() / (4 * rayon::current_num_threads())).max(256);
+        let run = rows.len().div_ceil(rayon::current_num_threads()).max(256);
         let found: Vec<Vec<Exposure>> = rows
             .par_chunks(run)
             .enumerate()
