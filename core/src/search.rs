@@ -207,6 +207,15 @@ fn fill_with_zeros(p: &Postings, q: &Query, hits: &mut Vec<Hit>, k: usize) {
     }
 }
 
+/// The `k` best hits, completed with rows of score 0 when `bar` admits them.
+fn top_with_zeros(p: &Postings, q: &Query, hits: Vec<Hit>, k: usize, bar: Bar) -> Vec<Hit> {
+    let mut hits = top_k(hits, k);
+    if bar.admits(Score::ZERO) {
+        fill_with_zeros(p, q, &mut hits, k);
+    }
+    hits
+}
+
 /// The empty query: rows with an empty gram set score 1, all others 0.
 fn search_empty(p: &Postings, q: &Query, limit: Limit, bar: Bar) -> Vec<Hit> {
     let (_, empty_end) = p.size_range(0, 0);
@@ -218,13 +227,7 @@ fn search_empty(p: &Postings, q: &Query, limit: Limit, bar: Bar) -> Vec<Hit> {
         }));
     }
     match limit {
-        Limit::Top(k) => {
-            let mut hits = top_k(hits, k);
-            if bar.admits(Score::ZERO) {
-                fill_with_zeros(p, q, &mut hits, k);
-            }
-            hits
-        }
+        Limit::Top(k) => top_with_zeros(p, q, hits, k, bar),
         Limit::All => {
             if bar.admits(Score::ZERO) {
                 hits.extend((empty_end as u32..p.rows() as u32).map(|i| Hit {
@@ -337,13 +340,7 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
     touched.clear();
 
     match limit {
-        Limit::Top(k) => {
-            let mut hits = top_k(hits, k);
-            if bar0.admits(Score::ZERO) {
-                fill_with_zeros(p, q, &mut hits, k);
-            }
-            hits
-        }
+        Limit::Top(k) => top_with_zeros(p, q, hits, k, bar0),
         Limit::All => hits,
     }
 }
