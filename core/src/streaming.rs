@@ -72,25 +72,29 @@ fn min_overlap(bar: Bar, n: u32) -> u32 {
 }
 
 /// Test texts indexed by the prefix grams a row must share to pass each
-/// text's bar. `prefix[t]` is how many grams of text `t` were indexed.
+/// text's bar. A row's count for a text is then exactly the number of the
+/// text's prefix grams it holds; the text's other grams (`rest`) complete an
+/// exact overlap.
 struct PrefixIndex {
     offsets: Vec<u32>,
     texts: Vec<u32>,
-    prefix: Vec<u32>,
+    rest_offsets: Vec<u32>,
+    rest: Vec<u32>,
 }
 
 impl PrefixIndex {
     fn build(vocab_len: usize, texts: &[Text], bars: &[Bar], df: &[u64]) -> PrefixIndex {
-        let mut prefix = Vec::with_capacity(texts.len());
         let mut chosen: Vec<Vec<u32>> = Vec::with_capacity(texts.len());
+        let mut rest_offsets = vec![0u32];
+        let mut rest = Vec::new();
         for (t, bar) in texts.iter().zip(bars) {
             let alpha = min_overlap(*bar, t.size).max(1);
             let keep = (t.size + 1).saturating_sub(alpha).min(t.ids.len() as u32) as usize;
             let mut order = t.ids.clone();
             order.sort_unstable_by_key(|&g| (df[g as usize], g));
+            rest.extend_from_slice(&order[keep..]);
+            rest_offsets.push(rest.len() as u32);
             order.truncate(keep);
-            // Grams left out: the text's grams beyond the prefix, in or out of the vocabulary.
-            prefix.push(t.size - keep as u32);
             chosen.push(order);
         }
         let mut offsets = vec![0u32; vocab_len + 1];
@@ -113,21 +117,24 @@ impl PrefixIndex {
         PrefixIndex {
             offsets,
             texts: entries,
-            prefix,
+            rest_offsets,
+            rest,
         }
+    }
+
+    /// The grams of text `t` outside its prefix.
+    fn rest(&self, t: usize) -> &[u32] {
+        &self.rest[self.rest_offsets[t] as usize..self.rest_offsets[t + 1] as usize]
     }
 
     fn list(&self, gram: u32) -> &[u32] {
         &self.texts[self.offsets[gram as usize] as usize..self.offsets[gram as usize + 1] as usize]
     }
 
-    /// Texts sharing grams of `row` within their prefix, with the count.
-    fn probe(&self, row: &[u32], counts: &mut [u32], touched: &mut Vec<u32>) {
+    /// Count, for every text, the grams of `row` in the text's prefix.
+    fn probe(&self, row: &[u32], counts: &mut [u32]) {
         for &g in row {
             for &t in self.list(g) {
-                if counts[t as usize] == 0 {
-                    touched.push(t);
-                }
                 counts[t as usize] += 1;
             }
         }
@@ -159,8 +166,9 @@ struct TestSide {
     /// Every reference of every item, with its item and reference index.
     references: Vec<Text>,
     reference_of: Vec<(u32, u32)>,
+    /// First reference slot of each item (one more entry than items).
+    reference_start: Vec<u32>,
     empty_sources: Vec<u32>,
-    empty_references: Vec<u32>,
     source_items: HashMap<String, Vec<u32>>,
     target_items: HashMap<String, Vec<u32>>,
 }
@@ -175,6 +183,7 @@ impl TestSide {
             .collect();
         let mut references = Vec::new();
         let mut reference_of = Vec::new();
+        let mut reference_start = vec![0u32];
         let mut source_items: HashMap<String, Vec<u32>> = HashMap::default();
         let mut target_items: HashMap<String, Vec<u32>> = HashMap::default();
         for (i, t) in items.iter().enumerate() {
@@ -190,12 +199,10 @@ impl TestSide {
                     list.push(i as u32);
                 }
             }
+            reference_start.push(references.len() as u32);
         }
         let empty_sources = (0..sources.len() as u32)
             .filter(|&i| sources[i as usize].size == 0)
-            .collect();
-        let empty_references = (0..references.len() as u32)
-            .filter(|&r| references[r as usize].size == 0)
             .collect();
         TestSide {
             items,
@@ -204,8 +211,8 @@ impl TestSide {
             sources,
             references,
             reference_of,
+            reference_start,
             empty_sources,
-            empty_references,
             source_items,
             target_items,
         }
@@ -235,20 +242,17 @@ impl TestSide {
         }
     }
 
-    fn references(&self, item: usize) -> &[Text] {
-        let start = self
-            .reference_of
-            .partition_point(|&(i, _)| (i as usize) < item);
-        let k = self.items[item].references.len();
-        &self.references[start..start + k]
+    /// Reference slots of an item.
+    fn slots(&self, item: usize) -> std::ops::Range<usize> {
+        self.reference_start[item] as usize..self.reference_start[item + 1] as usize
     }
 
-    /// The best reference's score against a training target (lowest index on
-    /// ties); `shared` counts a text's grams in the target.
-    fn target_score(&self, item: usize, size: u32, shared: impl Fn(&[u32]) -> u32) -> (Score, u32) {
+    /// The best reference's score against a training target of `size` grams
+    /// (lowest reference on ties); `shared(slot)` is a reference's overlap.
+    fn target_score(&self, item: usize, size: u32, shared: impl Fn(usize) -> u32) -> (Score, u32) {
         let mut best = (Score::ZERO, 0);
-        for (k, r) in self.references(item).iter().enumerate() {
-            let s = Score::jaccard(shared(&r.ids), r.size, size);
+        for (k, slot) in self.slots(item).enumerate() {
+            let s = Score::jaccard(shared(slot), self.references[slot].size, size);
             if k == 0 || s.cmp_exact(best.0).is_gt() {
                 best = (s, k as u32);
             }
@@ -256,9 +260,8 @@ impl TestSide {
         best
     }
 
-    fn source_score(&self, item: usize, size: u32, shared: impl Fn(&[u32]) -> u32) -> Score {
-        let x = &self.sources[item];
-        Score::jaccard(shared(&x.ids), x.size, size)
+    fn source_score(&self, item: usize, size: u32, shared: u32) -> Score {
+        Score::jaccard(shared, self.sources[item].size, size)
     }
 }
 
@@ -307,7 +310,7 @@ struct Probe<'a> {
     k: usize,
     found: Vec<Exposure>,
     counts: Vec<u32>,
-    touched: Vec<u32>,
+    reference_counts: Vec<u32>,
     target_best: Vec<Option<(Score, u32)>>,
     target_touched: Vec<u32>,
     source_marks: Marks,
@@ -317,14 +320,13 @@ struct Probe<'a> {
 
 impl<'a> Probe<'a> {
     fn new(test: &'a TestSide, before: &'a [Exposure], k: usize) -> Probe<'a> {
-        let width = test.sources.len().max(test.references.len());
         let mut probe = Probe {
             test,
             before,
             k,
             found: vec![Exposure::default(); test.items.len()],
-            counts: vec![0; width],
-            touched: Vec::new(),
+            counts: vec![0; test.sources.len()],
+            reference_counts: vec![0; test.references.len()],
             target_best: vec![None; test.items.len()],
             target_touched: Vec::new(),
             source_marks: Marks::new(test.source_vocab.len()),
@@ -365,17 +367,30 @@ impl<'a> Probe<'a> {
         self.bars[i][2]
     }
 
-    fn offer_source(&mut self, i: usize, row: u64, source: Score, target_size: u32) {
+    /// A reference's exact overlap with the current row's target.
+    fn reference_shared(&self, references: &PrefixIndex, slot: usize) -> u32 {
+        self.reference_counts[slot] + self.target_marks.shared(references.rest(slot))
+    }
+
+    fn offer_source(
+        &mut self,
+        references: &PrefixIndex,
+        i: usize,
+        row: u64,
+        source: Score,
+        target_size: u32,
+    ) {
         if self.source_bar(i).admits(source) {
             let hits = &mut self.found[i].source;
             hits.push(Hit { score: source, row });
             *hits = top_k(std::mem::take(hits), self.k);
         }
         if !self.test.items[i].references.is_empty() && self.pair_bar(i).admits(source) {
-            let marks = &self.target_marks;
             let target = self
                 .test
-                .target_score(i, target_size, |ids| marks.shared(ids))
+                .target_score(i, target_size, |slot| {
+                    self.reference_shared(references, slot)
+                })
                 .0;
             let pair = min_score(source, target);
             if self.pair_bar(i).admits(pair) {
@@ -403,58 +418,58 @@ impl<'a> Probe<'a> {
         let (sources, references) = index;
         self.source_marks.mark(&r.source);
         self.target_marks.mark(&r.target);
+        // Reference counts first: pair candidates need them. Counts are
+        // scanned densely: a row reaches most items of a test set.
+        references.probe(&r.target.ids, &mut self.reference_counts);
         // Source side: source exposure and pair candidates.
-        let mut touched = std::mem::take(&mut self.touched);
-        sources.probe(&r.source.ids, &mut self.counts, &mut touched);
-        for &t in &touched {
-            let i = t as usize;
-            let shared = std::mem::take(&mut self.counts[i]);
-            let x = &test.sources[i];
-            // Shared grams: those counted in the prefix, at most all grams left out
-            // of it, and never more than the row's grams in the vocabulary.
-            let shared = (shared + sources.prefix[i]).min(r.source.ids.len() as u32);
-            let bound = Score::bound(shared, x.size, r.source.size);
+        sources.probe(&r.source.ids, &mut self.counts);
+        for i in 0..test.sources.len() {
+            let counted = std::mem::take(&mut self.counts[i]);
+            if counted == 0 {
+                continue;
+            }
+            let rest = sources.rest(i);
+            // At most all grams left out of the prefix are shared too, and
+            // never more than the row's grams in the vocabulary.
+            let bound = (counted + rest.len() as u32).min(r.source.ids.len() as u32);
+            let bound = Score::bound(bound, test.sources[i].size, r.source.size);
             let pair_bar = if test.items[i].references.is_empty() {
                 self.source_bar(i)
             } else {
                 self.pair_bar(i)
             };
             if self.source_bar(i).admits(bound) || pair_bar.admits(bound) {
-                let marks = &self.source_marks;
-                let score = test.source_score(i, r.source.size, |ids| marks.shared(ids));
-                self.offer_source(i, row, score, r.target.size);
+                let shared = counted + self.source_marks.shared(rest);
+                let score = test.source_score(i, r.source.size, shared);
+                self.offer_source(references, i, row, score, r.target.size);
             }
         }
-        touched.clear();
         if r.source.size == 0 {
             for &i in &test.empty_sources {
-                self.offer_source(i as usize, row, Score::jaccard(0, 0, 0), r.target.size);
+                let score = Score::jaccard(0, 0, 0);
+                self.offer_source(references, i as usize, row, score, r.target.size);
             }
         }
         // Target side: the best reference of each item reached.
-        references.probe(&r.target.ids, &mut self.counts, &mut touched);
-        if r.target.size == 0 {
-            touched.extend_from_slice(&test.empty_references);
-        }
-        for &t in &touched {
-            let slot = t as usize;
-            let shared = std::mem::take(&mut self.counts[slot]);
-            let (i, _) = test.reference_of[slot];
+        for slot in 0..test.references.len() {
+            let counted = self.reference_counts[slot];
             let reference = &test.references[slot];
-            let shared = (shared + references.prefix[slot]).min(r.target.ids.len() as u32);
-            let bound = Score::bound(shared, reference.size, r.target.size);
-            if self.target_bar(i as usize).admits(bound) {
-                let best = &mut self.target_best[i as usize];
-                if best.is_none() {
-                    self.target_touched.push(i);
-                    let marks = &self.target_marks;
-                    *best =
-                        Some(test.target_score(i as usize, r.target.size, |ids| marks.shared(ids)));
-                }
+            if counted == 0 && !(reference.size == 0 && r.target.size == 0) {
+                continue;
+            }
+            let (i, _) = test.reference_of[slot];
+            let bound =
+                (counted + references.rest(slot).len() as u32).min(r.target.ids.len() as u32);
+            let bound = Score::bound(bound, reference.size, r.target.size);
+            if self.target_bar(i as usize).admits(bound) && self.target_best[i as usize].is_none() {
+                let best = test.target_score(i as usize, r.target.size, |slot| {
+                    self.reference_shared(references, slot)
+                });
+                self.target_best[i as usize] = Some(best);
+                self.target_touched.push(i);
             }
         }
-        touched.clear();
-        self.touched = touched;
+        self.reference_counts.iter_mut().for_each(|c| *c = 0);
         for i in std::mem::take(&mut self.target_touched) {
             if let Some((score, reference)) = self.target_best[i as usize].take() {
                 self.offer_target(i as usize, row, score, reference);
@@ -521,6 +536,18 @@ impl StreamingAudit {
     /// than k rows sharing a gram are completed with the lowest rows.
     pub fn exposures(&self) -> Vec<Exposure> {
         let test = &self.test;
+        let source_score = |i: usize, h: &HeadRow| {
+            test.source_score(
+                i,
+                h.source.size,
+                overlap(&test.sources[i].ids, &h.source.ids),
+            )
+        };
+        let target_score = |i: usize, h: &HeadRow| {
+            test.target_score(i, h.target.size, |slot| {
+                overlap(&test.references[slot].ids, &h.target.ids)
+            })
+        };
         let mut out = self.exposures.clone();
         for (i, e) in out.iter_mut().enumerate() {
             for h in &self.head {
@@ -529,8 +556,7 @@ impl StreamingAudit {
                 }
                 if !e.source.iter().any(|x| x.row == h.row) {
                     e.source.push(Hit {
-                        score: test
-                            .source_score(i, h.source.size, |ids| overlap(ids, &h.source.ids)),
+                        score: source_score(i, h),
                         row: h.row,
                     });
                 }
@@ -543,8 +569,7 @@ impl StreamingAudit {
                     break;
                 }
                 if !e.target.iter().any(|x| x.hit.row == h.row) {
-                    let (score, reference) =
-                        test.target_score(i, h.target.size, |ids| overlap(ids, &h.target.ids));
+                    let (score, reference) = target_score(i, h);
                     e.target.push(TargetHit {
                         hit: Hit { score, row: h.row },
                         reference,
@@ -553,11 +578,7 @@ impl StreamingAudit {
             }
             if e.pair.is_none() {
                 e.pair = self.head.first().map(|h| Hit {
-                    score: min_score(
-                        test.source_score(i, h.source.size, |ids| overlap(ids, &h.source.ids)),
-                        test.target_score(i, h.target.size, |ids| overlap(ids, &h.target.ids))
-                            .0,
-                    ),
+                    score: min_score(source_score(i, h), target_score(i, h).0),
                     row: h.row,
                 });
             }
