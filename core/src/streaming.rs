@@ -39,13 +39,18 @@ struct Text {
     ids: Vec<u32>,
 }
 
+/// A text's ids in the vocabulary, in gram order (sort them to merge).
 fn text(vocab: &HashMap<Gram, u32>, grams: &[Gram]) -> Text {
-    let mut ids: Vec<u32> = grams.iter().filter_map(|g| vocab.get(g).copied()).collect();
-    ids.sort_unstable();
+    let ids: Vec<u32> = grams.iter().filter_map(|g| vocab.get(g).copied()).collect();
     Text {
         size: grams.len() as u32,
         ids,
     }
+}
+
+fn sorted(mut t: Text) -> Text {
+    t.ids.sort_unstable();
+    t
 }
 
 fn vocabulary<'a>(sets: impl Iterator<Item = &'a Vec<Gram>>) -> HashMap<Gram, u32> {
@@ -192,7 +197,7 @@ impl TestSide {
                 .or_default()
                 .push(i as u32);
             for (k, (r, g)) in t.references.iter().zip(&t.reference_grams).enumerate() {
-                references.push(text(&target_vocab, g));
+                references.push(sorted(text(&target_vocab, g)));
                 reference_of.push((i as u32, k as u32));
                 let list = target_items.entry(r.clone()).or_default();
                 if list.last() != Some(&(i as u32)) {
@@ -380,10 +385,12 @@ impl<'a> Probe<'a> {
         source: Score,
         target_size: u32,
     ) {
+        let mut changed = false;
         if self.source_bar(i).admits(source) {
             let hits = &mut self.found[i].source;
             hits.push(Hit { score: source, row });
             *hits = top_k(std::mem::take(hits), self.k);
+            changed = true;
         }
         if !self.test.items[i].references.is_empty() && self.pair_bar(i).admits(source) {
             let target = self
@@ -395,9 +402,12 @@ impl<'a> Probe<'a> {
             let pair = min_score(source, target);
             if self.pair_bar(i).admits(pair) {
                 self.found[i].pair = Some(Hit { score: pair, row });
+                changed = true;
             }
         }
-        self.refresh(i);
+        if changed {
+            self.refresh(i);
+        }
     }
 
     fn offer_target(&mut self, i: usize, row: u64, score: Score, reference: u32) {
@@ -676,8 +686,8 @@ impl StreamingAudit {
             if self.head.len() < 2 * k {
                 self.head.push(HeadRow {
                     row: row_base + j as u64,
-                    source: r.source,
-                    target: r.target,
+                    source: sorted(r.source),
+                    target: sorted(r.target),
                 });
             }
         }
