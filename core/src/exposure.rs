@@ -1,10 +1,8 @@
-//! The exposure of one test item to one block of training pairs, and the
-//! exact merge of per-block answers.
-//!
-//! A block's answer is merged into the answer over all earlier rows: the
-//! higher score wins, ties go to the lower row index. Blocks arrive in row
-//! order or not at all; the merge is associative, so sharded answers equal
-//! the single-pass one.
+//! The exposure of one test item ([`Exposure`]) and its exact merge across
+//! disjoint sets of training rows (blocks, threads, shards): the higher score
+//! wins, ties go to the lower row index, so the merge is associative and a
+//! sharded answer equals the single-pass one. [`Block`] answers an item
+//! against the posting lists of a set of rows (the indexed strategy).
 
 use crate::postings::{Postings, Query};
 use crate::score::{min_score, top_k, Bar, Hit, Score};
@@ -133,31 +131,14 @@ impl Block<'_> {
             .min_by(Hit::rank)
     }
 
-    /// The answer of this block for one item, given the answer of all earlier
-    /// rows (`before`, whose rows all precede this block's).
-    pub fn expose(
-        &self,
-        item: &ItemQueries,
-        k: usize,
-        before: &Exposure,
-        scratch: &mut Scratch,
-    ) -> Exposure {
-        let source = search(
-            self.source,
-            &item.source,
-            Limit::Top(k),
-            Bar::after(&before.source, k),
-            scratch,
-        );
+    /// The exposure of one item to the rows of this block.
+    pub fn expose(&self, item: &ItemQueries, k: usize, scratch: &mut Scratch) -> Exposure {
+        let source = search(self.source, &item.source, Limit::Top(k), Bar::OPEN, scratch);
 
-        let target_bar = if before.target.len() >= k {
-            Bar::above(before.target[k - 1].hit.score)
-        } else {
-            Bar::OPEN
-        };
+        // The k best rows of each reference hold the k best rows overall.
         let mut rows: Vec<u64> = Vec::new();
         for reference in &item.references {
-            for h in search(self.target, reference, Limit::Top(k), target_bar, scratch) {
+            for h in search(self.target, reference, Limit::Top(k), Bar::OPEN, scratch) {
                 if !rows.contains(&h.row) {
                     rows.push(h.row);
                 }
@@ -170,12 +151,11 @@ impl Block<'_> {
                 hit: Hit { score, row },
                 reference,
             })
-            .filter(|t| target_bar.admits(t.hit.score))
             .collect();
         target.sort_by(rank_target);
         target.truncate(k);
 
-        let pair = self.expose_pair(item, &source, &target, before.pair, scratch);
+        let pair = self.expose_pair(item, &source, &target, scratch);
         Exposure {
             source,
             target,
@@ -192,28 +172,24 @@ impl Block<'_> {
         item: &ItemQueries,
         source: &[Hit],
         target: &[TargetHit],
-        before: Option<Hit>,
         scratch: &mut Scratch,
     ) -> Option<Hit> {
         if item.references.is_empty() {
             return None;
         }
-        let floor = before.map_or(Bar::OPEN, |h| Bar::above(h.score));
+        let target_best: Vec<Hit> = target.iter().take(1).map(|t| t.hit).collect();
         let seeds = [
-            self.best_pair(item, &source[..source.len().min(1)], true, floor),
-            self.best_pair(
-                item,
-                &target.iter().take(1).map(|t| t.hit).collect::<Vec<_>>(),
-                false,
-                floor,
-            ),
+            self.best_pair(item, &source[..source.len().min(1)], true, Bar::OPEN),
+            self.best_pair(item, &target_best, false, Bar::OPEN),
         ];
+        // The best pair is at least the seed's; with a seed of 0, look for any
+        // positive pair, else every pair scores 0 and the first row wins.
         let seed = seeds.into_iter().flatten().min_by(Hit::rank);
-        let mut bar = seed.map_or(floor, |s| floor.max(Bar::at_least(s.score)));
-        let zero_fill = bar.is_open();
-        if zero_fill {
-            bar = Bar::above(Score::ZERO);
-        }
+        let zero_fill = seed.is_none_or(|s| s.score.overlap == 0);
+        let bar = match seed {
+            Some(s) if !zero_fill => Bar::at_least(s.score),
+            _ => Bar::above(Score::ZERO),
+        };
         let source_cost = prefix_cost(self.source, &item.source, bar);
         let target_cost: u64 = item
             .references

@@ -197,7 +197,7 @@ impl TrainingIndex {
             source: &self.source.postings,
             target: &self.target.postings,
         };
-        let mut e = block.expose(&queries, k, &Exposure::default(), scratch);
+        let mut e = block.expose(&queries, k, scratch);
         let same_source = self.source.rows_with_text(&item.source);
         e.source_exact = !same_source.is_empty();
         let reference_hashes: Vec<u128> = item

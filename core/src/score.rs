@@ -152,10 +152,6 @@ impl Bar {
         }
     }
 
-    pub fn is_open(&self) -> bool {
-        !self.strict && self.score.overlap == 0
-    }
-
     /// The bar that a new block of rows (all after the rows behind `hits`)
     /// must pass to change a top-`k` list.
     pub fn after(hits: &[Hit], k: usize) -> Bar {

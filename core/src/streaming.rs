@@ -27,8 +27,6 @@ use crate::pool::pool;
 use crate::score::{min_score, overlap, top_k, Bar, Hit, Score};
 use crate::test_set::{check_aligned, prepare, TestItem};
 
-/// The largest block of training rows searched with one test index.
-pub const DEFAULT_BLOCK_ROWS: usize = 1 << 16;
 /// The first block; later blocks double up to the largest.
 const FIRST_BLOCK_ROWS: usize = 512;
 
