@@ -11,6 +11,7 @@ from typing import Any
 
 from tame_mt_metric import _core
 from tame_mt_metric.config import RetrievalConfig
+from tame_mt_metric.errors import EmptyCorpusError
 from tame_mt_metric.inputs import check_texts, check_training, references_per_item
 
 __all__ = [
@@ -219,12 +220,10 @@ def stream_exposures(
     pairs = iter(train_pairs)
     while block := list(islice(pairs, config.block_rows)):
         row = audit.next_row
-        src = check_texts(f"train_sources[{row}:]", [p[0] for p in block])
-        tgt = check_texts(f"train_targets[{row}:]", [p[1] for p in block])
+        src = check_texts("train_sources", [p[0] for p in block], start=row)
+        tgt = check_texts("train_targets", [p[1] for p in block], start=row)
         audit.feed(src, tgt, row)
     if audit.next_row == 0:
-        from tame_mt_metric.errors import EmptyCorpusError
-
         raise EmptyCorpusError("train_pairs: the training corpus is empty")
     return _from_core(audit.result(), audit.next_row, "streaming")
 

@@ -23,11 +23,12 @@ __all__ = [
 ]
 
 
-def check_texts(name: str, items: object) -> list[str]:
-    """A list of strings, or an error naming the argument and the first bad item."""
+def check_texts(name: str, items: object, start: int = 0) -> list[str]:
+    """A list of strings, or an error naming the argument and the first bad item
+    (numbered from `start`, for blocks of a longer stream)."""
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
         raise InputTextError(f"{name}: expected a list of strings, got {type(items).__name__}")
-    for i, item in enumerate(items):
+    for i, item in enumerate(items, start=start):
         if not isinstance(item, str):
             raise InputTextError(f"{name}[{i}]: expected a string, got {type(item).__name__}")
     return list(items)

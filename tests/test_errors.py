@@ -17,6 +17,7 @@ from tame_mt_metric import (
     TameError,
     TrainingIndex,
     find_exposures,
+    stream_exposures,
 )
 from tame_mt_metric.inputs import read_lines
 from tame_mt_metric.summary import summarize
@@ -76,6 +77,14 @@ def test_bad_corpora(strategy: str) -> None:
         find_exposures(["a"], ["a"], ["a", "b"], [["x", "y"], ["z"]], config=config)
     with pytest.raises(InputTextError, match=r"references\[1\]\[0\]: expected a string, got bytes"):
         find_exposures(["a"], ["a"], ["a", "b"], [["x"], [b"z"]], config=config)  # type: ignore[list-item]
+
+
+def test_streamed_pairs_name_the_bad_row() -> None:
+    pairs = [("a", "b")] * 5 + [("a", None)]
+    with pytest.raises(InputTextError, match=r"train_targets\[5\]: expected a string"):
+        stream_exposures(iter(pairs), ["a"], config=RetrievalConfig(block_rows=4))  # type: ignore[arg-type]
+    with pytest.raises(EmptyCorpusError, match="train_pairs"):
+        stream_exposures(iter([]), ["a"])
 
 
 def test_index_reports_bad_test_input() -> None:
