@@ -12,12 +12,18 @@ from typing import Any
 from tame_mt_metric import _core
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.errors import EmptyCorpusError
-from tame_mt_metric.inputs import check_texts, check_training, references_per_item
+from tame_mt_metric.inputs import (
+    check_aligned,
+    check_texts,
+    check_training,
+    references_per_item,
+)
 
 __all__ = [
     "Exposures",
     "ItemExposure",
     "Neighbour",
+    "StreamingAudit",
     "TrainingIndex",
     "find_exposures",
     "stream_exposures",
@@ -197,6 +203,65 @@ class TrainingIndex:
         return _from_core(raw, self.rows, "indexed")
 
 
+class StreamingAudit:
+    """A test set audited against training pairs fed in row order, one pass.
+
+    Audits of disjoint row ranges of one corpus (shards) merge exactly:
+
+    >>> test, refs = ["the old house"], ["das alte Haus"]
+    >>> left, right = StreamingAudit(test, refs), StreamingAudit(test, refs)
+    >>> left.feed(["the house"], ["das Haus"], row_base=0)
+    >>> right.feed(["an old house"], ["ein altes Haus"], row_base=1)
+    >>> left.merge(right)
+    >>> left.result().source_neighbor
+    [1]
+    """
+
+    def __init__(
+        self,
+        test_sources: Sequence[str],
+        references: Sequence[str] | Sequence[Sequence[str]] | None = None,
+        config: RetrievalConfig | None = None,
+    ) -> None:
+        self.config = config or RetrievalConfig()
+        sources = check_texts("test_sources", test_sources)
+        self._core = _core.StreamingAudit(
+            sources,
+            references_per_item(references, len(sources)),
+            list(self.config.ngram_orders),
+            top_k=self.config.top_k,
+            block_rows=self.config.block_rows,
+            threads=self.config.resolved_threads(),
+            **self.config.normalization_flags(),
+        )
+        self._rows = 0
+
+    @property
+    def next_row(self) -> int:
+        """Rows fed so far end before this global index."""
+        return self._core.next_row
+
+    def feed(
+        self, train_sources: Sequence[str], train_targets: Sequence[str], row_base: int
+    ) -> None:
+        """Feed training pairs whose first has global index ``row_base``."""
+        src = check_texts("train_sources", train_sources, start=row_base)
+        tgt = check_texts("train_targets", train_targets, start=row_base)
+        check_aligned("train_sources", src, "train_targets", tgt)
+        self._core.feed(src, tgt, row_base)
+        self._rows += len(src)
+
+    def merge(self, other: StreamingAudit) -> None:
+        """Take in the audit of other rows of the same corpus (same test set and settings)."""
+        self._core.merge(other._core)
+        self._rows += other._rows
+
+    def result(self) -> Exposures:
+        if self._rows == 0:
+            raise EmptyCorpusError("train_sources: no training pairs were fed")
+        return _from_core(self._core.result(), self._rows, "streaming")
+
+
 def stream_exposures(
     train_pairs: Iterable[tuple[str, str]],
     test_sources: Sequence[str],
@@ -206,26 +271,13 @@ def stream_exposures(
     """One pass over training pairs from any iterable (e.g. two files zipped),
     holding only one block of them in memory at a time."""
     config = config or RetrievalConfig()
-    sources = check_texts("test_sources", test_sources)
-    refs = references_per_item(references, len(sources))
-    audit = _core.StreamingAudit(
-        sources,
-        refs,
-        list(config.ngram_orders),
-        top_k=config.top_k,
-        block_rows=config.block_rows,
-        threads=config.resolved_threads(),
-        **config.normalization_flags(),
-    )
+    audit = StreamingAudit(test_sources, references, config)
     pairs = iter(train_pairs)
     while block := list(islice(pairs, config.block_rows)):
-        row = audit.next_row
-        src = check_texts("train_sources", [p[0] for p in block], start=row)
-        tgt = check_texts("train_targets", [p[1] for p in block], start=row)
-        audit.feed(src, tgt, row)
+        audit.feed([p[0] for p in block], [p[1] for p in block], audit.next_row)
     if audit.next_row == 0:
         raise EmptyCorpusError("train_pairs: the training corpus is empty")
-    return _from_core(audit.result(), audit.next_row, "streaming")
+    return audit.result()
 
 
 def _choose(config: RetrievalConfig, num_train: int, num_test: int) -> str:

@@ -11,9 +11,14 @@ import time
 
 import pytest
 
-from tame_mt_metric import InvalidOptionError, RetrievalConfig, find_exposures
-from tame_mt_metric._core import StreamingAudit
-from tame_mt_metric.exposure import _from_core
+from tame_mt_metric import (
+    EmptyCorpusError,
+    InvalidOptionError,
+    MisalignedInputError,
+    RetrievalConfig,
+    StreamingAudit,
+    find_exposures,
+)
 
 
 def _corpus(n: int, seed: int) -> list[tuple[str, str]]:
@@ -35,21 +40,27 @@ def test_shards_merge_into_the_single_pass_answer() -> None:
 
     shards = []
     for lo, hi in ((200, 300), (0, 120), (120, 200)):
-        audit = StreamingAudit(test, refs, [3, 4, 5], top_k=3, block_rows=32)
+        audit = StreamingAudit(test, refs, RetrievalConfig(top_k=3, block_rows=32))
         audit.feed(src[lo:hi], tgt[lo:hi], lo)
         shards.append(audit)
     merged = shards[0]
     merged.merge(shards[1])
     merged.merge(shards[2])
-    assert _from_core(merged.result(), 300, "indexed").items == whole.items
+    result = merged.result()
+    assert result.items == whole.items
+    assert result.num_train == 300
 
 
 def test_rows_must_arrive_in_order_and_shards_must_match() -> None:
-    audit = StreamingAudit(["a b c"], [["x"]], [3])
+    audit = StreamingAudit(["a b c"], [["x"]])
+    with pytest.raises(EmptyCorpusError):
+        audit.result()
     audit.feed(["a b c"], ["x"], 10)
     with pytest.raises(InvalidOptionError, match="rows must arrive in order"):
         audit.feed(["a b c"], ["x"], 5)
-    other = StreamingAudit(["different"], [["x"]], [3])
+    with pytest.raises(MisalignedInputError, match="train_sources has 2 items"):
+        audit.feed(["a", "b"], ["x"], 20)
+    other = StreamingAudit(["different"], [["x"]])
     with pytest.raises(InvalidOptionError, match="different test sets"):
         audit.merge(other)
 

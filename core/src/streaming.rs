@@ -182,7 +182,7 @@ impl TestSide {
         let target_vocab = vocabulary(items.iter().flat_map(|t| t.reference_grams.iter()));
         let sources: Vec<Text> = items
             .iter()
-            .map(|t| text(&source_vocab, &t.source_grams))
+            .map(|t| sorted(text(&source_vocab, &t.source_grams)))
             .collect();
         let mut references = Vec::new();
         let mut reference_of = Vec::new();
