@@ -15,6 +15,7 @@ pub mod index;
 pub mod normalize;
 pub mod pool;
 pub mod postings;
+mod prefix_index;
 pub mod score;
 pub mod search;
 pub mod streaming;

@@ -24,17 +24,19 @@ use crate::error::{invalid, Error, Result};
 use crate::exposure::{Exposure, TargetHit};
 use crate::grams::{Gram, GramConfig};
 use crate::pool::pool;
+use crate::prefix_index::PrefixIndex;
 use crate::score::{min_score, overlap, top_k, Bar, Hit, Score};
 use crate::test_set::{check_aligned, prepare, TestItem};
 
 /// The first block; later blocks double up to the largest.
 const FIRST_BLOCK_ROWS: usize = 512;
 
-/// A text as sorted ids in the test vocabulary, and its full gram-set size.
+/// A text as ids in the test vocabulary (sorted where a merge needs them),
+/// and the size of its full gram set.
 #[derive(Debug, Clone, Default)]
-struct Text {
-    size: u32,
-    ids: Vec<u32>,
+pub(crate) struct Text {
+    pub(crate) size: u32,
+    pub(crate) ids: Vec<u32>,
 }
 
 /// A text's ids in the vocabulary, in gram order (sort them to merge).
@@ -60,88 +62,6 @@ fn vocabulary<'a>(sets: impl Iterator<Item = &'a Vec<Gram>>) -> HashMap<Gram, u3
         }
     }
     vocab
-}
-
-/// Fewest grams a row must share with a text of `n` grams to pass `bar`:
-/// J <= overlap / n.
-fn min_overlap(bar: Bar, n: u32) -> u32 {
-    let (p, q, n) = (bar.score.overlap as u64, bar.score.union as u64, n as u64);
-    let alpha = if bar.strict {
-        p * n / q + 1
-    } else {
-        (p * n).div_ceil(q)
-    };
-    alpha as u32
-}
-
-/// Test texts indexed by the prefix grams a row must share to pass each
-/// text's bar. A row's count for a text is then exactly the number of the
-/// text's prefix grams it holds; the text's other grams (`rest`) complete an
-/// exact overlap.
-struct PrefixIndex {
-    offsets: Vec<u32>,
-    texts: Vec<u32>,
-    rest_offsets: Vec<u32>,
-    rest: Vec<u32>,
-}
-
-impl PrefixIndex {
-    fn build(vocab_len: usize, texts: &[Text], bars: &[Bar], df: &[u64]) -> PrefixIndex {
-        let mut chosen: Vec<Vec<u32>> = Vec::with_capacity(texts.len());
-        let mut rest_offsets = vec![0u32];
-        let mut rest = Vec::new();
-        for (t, bar) in texts.iter().zip(bars) {
-            let alpha = min_overlap(*bar, t.size).max(1);
-            let keep = (t.size + 1).saturating_sub(alpha).min(t.ids.len() as u32) as usize;
-            let mut order = t.ids.clone();
-            order.sort_unstable_by_key(|&g| (df[g as usize], g));
-            rest.extend_from_slice(&order[keep..]);
-            rest_offsets.push(rest.len() as u32);
-            order.truncate(keep);
-            chosen.push(order);
-        }
-        let mut offsets = vec![0u32; vocab_len + 1];
-        for grams in &chosen {
-            for &g in grams {
-                offsets[g as usize + 1] += 1;
-            }
-        }
-        for g in 0..vocab_len {
-            offsets[g + 1] += offsets[g];
-        }
-        let mut fill = offsets.clone();
-        let mut entries = vec![0u32; offsets[vocab_len] as usize];
-        for (t, grams) in chosen.iter().enumerate() {
-            for &g in grams {
-                entries[fill[g as usize] as usize] = t as u32;
-                fill[g as usize] += 1;
-            }
-        }
-        PrefixIndex {
-            offsets,
-            texts: entries,
-            rest_offsets,
-            rest,
-        }
-    }
-
-    /// The grams of text `t` outside its prefix.
-    fn rest(&self, t: usize) -> &[u32] {
-        &self.rest[self.rest_offsets[t] as usize..self.rest_offsets[t + 1] as usize]
-    }
-
-    fn list(&self, gram: u32) -> &[u32] {
-        &self.texts[self.offsets[gram as usize] as usize..self.offsets[gram as usize + 1] as usize]
-    }
-
-    /// Count, for every text, the grams of `row` in the text's prefix.
-    fn probe(&self, row: &[u32], counts: &mut [u32]) {
-        for &g in row {
-            for &t in self.list(g) {
-                counts[t as usize] += 1;
-            }
-        }
-    }
 }
 
 /// One training row, read.
