@@ -152,6 +152,18 @@ impl Bar {
         }
     }
 
+    /// The looser of two bars.
+    pub fn min(self, other: Bar) -> Bar {
+        match self.score.cmp_exact(other.score) {
+            Ordering::Less => self,
+            Ordering::Greater => other,
+            Ordering::Equal => Bar {
+                score: self.score,
+                strict: self.strict && other.strict,
+            },
+        }
+    }
+
     /// The bar that a new block of rows (all after the rows behind `hits`)
     /// must pass to change a top-`k` list.
     pub fn after(hits: &[Hit], k: usize) -> Bar {

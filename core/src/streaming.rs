@@ -217,12 +217,28 @@ impl Marks {
     }
 }
 
-/// The bar a later row must pass to enter an item's top-k targets.
-fn target_bar(e: &Exposure, k: usize) -> Bar {
-    if e.target.len() >= k {
-        Bar::above(e.target[k - 1].hit.score)
+/// The bars a later row must pass to change an item's answer: its top-k
+/// sources, its top-k targets, its pair.
+fn bars(e: &Exposure, k: usize) -> [Bar; 3] {
+    let target = match e.target.get(k - 1) {
+        Some(t) => Bar::above(t.hit.score),
+        None => Bar::OPEN,
+    };
+    [
+        Bar::after(&e.source, k),
+        target,
+        e.pair
+            .map_or(Bar::above(Score::ZERO), |h| Bar::above(h.score)),
+    ]
+}
+
+/// The bar a training source must pass to matter to an item: for its top-k
+/// sources or, when it has references, as a pair candidate.
+fn source_side(bars: [Bar; 3], has_references: bool) -> Bar {
+    if has_references {
+        bars[0].min(bars[2])
     } else {
-        Bar::OPEN
+        bars[0]
     }
 }
 
@@ -262,16 +278,8 @@ impl<'a> Probe<'a> {
 
     /// The bars a row must pass for item `i`: source top-k, target top-k, pair.
     fn bars_of(&self, i: usize) -> [Bar; 3] {
-        let (before, found, k) = (&self.before[i], &self.found[i], self.k);
-        let pair = |e: &Exposure| {
-            e.pair
-                .map_or(Bar::above(Score::ZERO), |h| Bar::above(h.score))
-        };
-        [
-            Bar::after(&before.source, k).max(Bar::after(&found.source, k)),
-            target_bar(before, k).max(target_bar(found, k)),
-            pair(before).max(pair(found)),
-        ]
+        let (before, found) = (bars(&self.before[i], self.k), bars(&self.found[i], self.k));
+        [0, 1, 2].map(|j| before[j].max(found[j]))
     }
 
     fn refresh(&mut self, i: usize) {
@@ -361,12 +369,7 @@ impl<'a> Probe<'a> {
             // never more than the row's grams in the vocabulary.
             let bound = (counted + rest.len() as u32).min(r.source.ids.len() as u32);
             let bound = Score::bound(bound, test.sources[i].size, r.source.size);
-            let pair_bar = if test.items[i].references.is_empty() {
-                self.source_bar(i)
-            } else {
-                self.pair_bar(i)
-            };
-            if self.source_bar(i).admits(bound) || pair_bar.admits(bound) {
+            if source_side(self.bars[i], !test.items[i].references.is_empty()).admits(bound) {
                 let shared = counted + self.source_marks.shared(rest);
                 let score = test.source_score(i, r.source.size, shared);
                 self.offer_source(references, i, row, score, r.target.size);
@@ -618,28 +621,13 @@ impl StreamingAudit {
         let source_bars: Vec<Bar> = self
             .exposures
             .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let bar = Bar::after(&e.source, k);
-                if test.items[i].references.is_empty() {
-                    bar
-                } else {
-                    // Pair candidates pass the pair bar on the source side too.
-                    let pair = e
-                        .pair
-                        .map_or(Bar::above(Score::ZERO), |h| Bar::above(h.score));
-                    if bar.score.cmp_exact(pair.score).is_le() {
-                        bar
-                    } else {
-                        pair
-                    }
-                }
-            })
+            .zip(&test.items)
+            .map(|(e, item)| source_side(bars(e, k), !item.references.is_empty()))
             .collect();
         let target_bars: Vec<Bar> = test
             .reference_of
             .iter()
-            .map(|&(i, _)| target_bar(&self.exposures[i as usize], k))
+            .map(|&(i, _)| bars(&self.exposures[i as usize], k)[1])
             .collect();
         (
             PrefixIndex::build(
