@@ -95,3 +95,10 @@ def test_streaming_from_an_iterator_matches_lists() -> None:
     )  # fmt: skip
     assert streamed.items == indexed.items
     assert streamed.num_train == 200
+
+
+def test_a_top_k_larger_than_the_corpus_lists_every_row() -> None:
+    for strategy in ("indexed", "streaming"):
+        config = RetrievalConfig(top_k=10**9, strategy=strategy)
+        ex = find_exposures(["b", "ab", "a"], ["1", "2", "3"], ["a"], config=config)
+        assert [n.row for n in ex[0].source] == [2, 0, 1]

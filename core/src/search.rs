@@ -38,7 +38,7 @@ impl Leaders {
     fn new(k: usize) -> Leaders {
         Leaders {
             k,
-            items: Vec::with_capacity(k),
+            items: Vec::new(),
             floor: None,
         }
     }
