@@ -234,7 +234,6 @@ class StreamingAudit:
             threads=self.config.resolved_threads(),
             **self.config.normalization_flags(),
         )
-        self._rows = 0
 
     @property
     def next_row(self) -> int:
@@ -249,17 +248,16 @@ class StreamingAudit:
         tgt = check_texts("train_targets", train_targets, start=row_base)
         check_aligned("train_sources", src, "train_targets", tgt)
         self._core.feed(src, tgt, row_base)
-        self._rows += len(src)
 
     def merge(self, other: StreamingAudit) -> None:
         """Take in the audit of other rows of the same corpus (same test set and settings)."""
         self._core.merge(other._core)
-        self._rows += other._rows
 
     def result(self) -> Exposures:
-        if self._rows == 0:
+        rows = self._core.rows_fed
+        if rows == 0:
             raise EmptyCorpusError("train_sources: no training pairs were fed")
-        return _from_core(self._core.result(), self._rows, "streaming")
+        return _from_core(self._core.result(), rows, "streaming")
 
 
 def stream_exposures(

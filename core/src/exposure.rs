@@ -43,9 +43,8 @@ fn rank_target(a: &TargetHit, b: &TargetHit) -> std::cmp::Ordering {
 impl Exposure {
     /// Merge the answer of later rows (or of another shard) into this one.
     pub fn merge(&mut self, other: &Exposure, k: usize) {
-        let mut source = self.source.clone();
-        source.extend_from_slice(&other.source);
-        self.source = top_k(source, k);
+        self.source.extend_from_slice(&other.source);
+        self.source = top_k(std::mem::take(&mut self.source), k);
         self.target.extend_from_slice(&other.target);
         self.target.sort_by(rank_target);
         self.target.truncate(k);

@@ -204,6 +204,11 @@ impl PyStreamingAudit {
         self.inner.next_row()
     }
 
+    #[getter]
+    fn rows_fed(&self) -> u64 {
+        self.inner.rows_fed()
+    }
+
     fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         exposures_to_dict(py, &self.inner.exposures())
     }

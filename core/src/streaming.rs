@@ -463,6 +463,11 @@ impl StreamingAudit {
         self.next_row
     }
 
+    /// Rows fed to this audit and to the audits merged into it.
+    pub fn rows_fed(&self) -> u64 {
+        self.rows_fed
+    }
+
     /// The answer over the rows fed so far; top-k lists that found fewer
     /// than k rows sharing a gram are completed with the lowest rows.
     pub fn exposures(&self) -> Vec<Exposure> {
