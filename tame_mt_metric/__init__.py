@@ -1,17 +1,22 @@
 """tame-mt-metric: how much of an MT system's score is earned on test items
 close to its training data? Exact training-data exposure (character n-gram
-Jaccard), translation-memory baselines and exposure bins."""
+Jaccard), translation-memory baselines, exposure bins and the TAME report, as
+an ``evaluate`` metric (``evaluate.load("tame_mt")``) and a Python API."""
 
 from __future__ import annotations
 
 from tame_mt_metric import reference
 from tame_mt_metric._core import __version__ as core_version
+from tame_mt_metric._version import __version__
 from tame_mt_metric.config import RetrievalConfig
+from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.errors import (
     EmptyCorpusError,
+    EmptyTestSetError,
     InputTextError,
     InvalidOptionError,
     MisalignedInputError,
+    MissingColumnError,
     TameError,
 )
 from tame_mt_metric.exposure import (
@@ -24,27 +29,36 @@ from tame_mt_metric.exposure import (
     stream_exposures,
 )
 from tame_mt_metric.grams import count_grams, grams, normalize
-
-__version__ = "0.1.0"
+from tame_mt_metric.loading import LOADING_SCRIPT, load
+from tame_mt_metric.scoring import TameResult, score_tame
+from tame_mt_metric.tame_config import TameConfig
 
 __all__ = [
+    "LOADING_SCRIPT",
     "EmptyCorpusError",
+    "EmptyTestSetError",
     "Exposures",
     "InputTextError",
     "InvalidOptionError",
     "ItemExposure",
     "MisalignedInputError",
+    "MissingColumnError",
     "Neighbour",
     "RetrievalConfig",
     "StreamingAudit",
+    "TameConfig",
     "TameError",
+    "TameResult",
+    "TrainingCorpus",
     "TrainingIndex",
     "__version__",
     "core_version",
     "count_grams",
     "find_exposures",
     "grams",
+    "load",
     "normalize",
     "reference",
+    "score_tame",
     "stream_exposures",
 ]

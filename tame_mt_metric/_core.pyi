@@ -3,6 +3,7 @@
 from typing import Any, final
 
 __all__ = [
+    "CorpusFingerprint",
     "StreamingAudit",
     "TrainingIndex",
     "__version__",
@@ -76,3 +77,11 @@ class TrainingIndex:
     def rows(self) -> int: ...
     @property
     def nbytes(self) -> int: ...
+
+@final
+class CorpusFingerprint:
+    def __new__(cls) -> CorpusFingerprint: ...
+    def update(self, sources: list[str], targets: list[str]) -> None: ...
+    @property
+    def rows(self) -> int: ...
+    def hexdigest(self) -> str: ...

@@ -12,11 +12,13 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from tame_mt_metric.config import STRATEGIES, RetrievalConfig
+from tame_mt_metric.config import STRATEGIES
 from tame_mt_metric.exposure import find_exposures
 from tame_mt_metric.inputs import read_lines
+from tame_mt_metric.quality import Scorers
 from tame_mt_metric.summary import summarize
-from tame_mt_metric.tm_baseline import corpus_scores, tm_hypotheses
+from tame_mt_metric.tame_config import TameConfig
+from tame_mt_metric.tm_baseline import tm_hypotheses
 
 __all__ = ["example_corpus", "main"]
 
@@ -39,25 +41,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--strategy", choices=STRATEGIES, default="auto")
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args(argv)
-    config = RetrievalConfig(strategy=args.strategy, threads=args.threads)
+    config = TameConfig(strategy=args.strategy, threads=args.threads)
     data = example_corpus()
     started = time.perf_counter()
-    exposures = find_exposures(config=config, **data)
+    exposures = find_exposures(config=config.retrieval, **data)
     seconds = time.perf_counter() - started
-    summary = summarize(exposures)
-    tm = corpus_scores(tm_hypotheses(exposures, data["train_targets"]), [data["references"]])
+    summary = summarize(exposures, config)
+    hyps = tm_hypotheses(exposures, data["train_targets"])
+    tm = Scorers(config, [[r] for r in data["references"]]).statistics(hyps).score()
 
     print("Bundled example: Swahili -> Zulu Bible verses (CC0)")
     print(f"  training pairs {len(data['train_sources']):>8,}   test items {summary.items:>6,}")
     print(f"  retrieval      {exposures.strategy} (exact), {seconds:.2f} s")
     print()
     rows = [
-        ("source exposure (mean)", summary.source_exposure_mean),
-        ("target exposure (mean)", summary.target_exposure_mean),
-        ("pair exposure (mean)", summary.pair_exposure_mean),
-        ("source exact overlap", summary.source_exact_rate),
-        ("target exact overlap", summary.target_exact_rate),
-        ("pair exact overlap", summary.pair_exact_rate),
+        ("source exposure (mean)", summary.source.mean),
+        ("target exposure (mean)", summary.target.mean),
+        ("pair exposure (mean)", summary.pair.mean),
+        ("source exact overlap", summary.source.exact_overlap),
+        ("target exact overlap", summary.target.exact_overlap),
+        ("pair exact overlap", summary.pair.exact_overlap),
         *((f"PairLeak@{t}", v) for t, v in summary.pair_leak.items()),
     ]
     for name, value in rows:
@@ -71,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     print("  translation-memory baseline (nearest training source's target)")
     print(f"    TM-BLEU {tm['bleu']:6.2f}    TM-chrF++ {tm['chrf']:6.2f}")
     print()
-    print(f"  signature: {config.signature()}")
+    print(f"  signature: {config.retrieval.signature()}")
 
 
 if __name__ == "__main__":

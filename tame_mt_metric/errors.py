@@ -5,9 +5,11 @@ from __future__ import annotations
 
 __all__ = [
     "EmptyCorpusError",
+    "EmptyTestSetError",
     "InputTextError",
     "InvalidOptionError",
     "MisalignedInputError",
+    "MissingColumnError",
     "TameError",
 ]
 
@@ -30,3 +32,11 @@ class EmptyCorpusError(TameError, ValueError):
 
 class InputTextError(TameError, ValueError):
     """An input item is not text (None, bytes, a number) or a file is not valid UTF-8."""
+
+
+class EmptyTestSetError(TameError, ValueError):
+    """The test set has no items."""
+
+
+class MissingColumnError(TameError, ValueError):
+    """A training dataset lacks a column the options name."""

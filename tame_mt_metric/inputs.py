@@ -52,7 +52,9 @@ def check_training(sources: object, targets: object) -> tuple[list[str], list[st
     return src, tgt
 
 
-def references_per_item(references: object, num_items: int) -> list[list[str]]:
+def references_per_item(
+    references: object, num_items: int, against: str = "test_sources", start: int = 0
+) -> list[list[str]]:
     """References as one list per item: accepts None (no references), a list of
     strings (one per item), or a list of lists with the same count per item."""
     if references is None:
@@ -61,20 +63,20 @@ def references_per_item(references: object, num_items: int) -> list[list[str]]:
         raise InputTextError(f"references: expected a list, got {type(references).__name__}")
     if len(references) != num_items:
         raise MisalignedInputError(
-            f"references has {len(references)} items but test_sources has {num_items}"
+            f"references has {len(references)} items but {against} has {num_items}"
         )
-    if all(isinstance(r, str) for r in references):
-        return [[r] for r in references]
+    if references and isinstance(references[0], str):
+        return [[r] for r in check_texts("references", references, start)]
     per_item: list[list[str]] = []
-    for i, refs in enumerate(references):
+    for i, refs in enumerate(references, start=start):
         per_item.append(check_texts(f"references[{i}]", refs))
         if len(per_item[-1]) != len(per_item[0]):
             raise MisalignedInputError(
-                f"references[{i}] has {len(per_item[-1])} references, references[0] has "
+                f"references[{i}] has {len(per_item[-1])} references, references[{start}] has "
                 f"{len(per_item[0])}"
             )
     if per_item and not per_item[0]:
-        raise InputTextError("references[0]: an item needs at least one reference")
+        raise InputTextError(f"references[{start}]: an item needs at least one reference")
     return per_item
 
 

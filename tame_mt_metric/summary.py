@@ -1,16 +1,16 @@
-"""Summaries of exposures: means, exact rates, leak rates and exposure bins,
-with every threshold decided on exact fractions."""
+"""Summaries of exposures: means, exact rates, shares at thresholds, PairLeak
+and exposure bins, with every threshold decided on exact fractions."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tame_mt_metric.config import threshold
-from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.exposure import Exposures
+from tame_mt_metric.tame_config import TameConfig, format_threshold
 
-__all__ = ["BINS", "ExposureSummary", "bin_of", "summarize"]
+__all__ = ["BINS", "ExposureSummary", "SideSummary", "bin_of", "summarize"]
 
 BINS = ("source_exact", "near", "medium", "far")
 
@@ -27,57 +27,71 @@ def bin_of(exact: bool, exposure: Fraction, near: Fraction, far: Fraction) -> st
     return "far"
 
 
-def _mean(values: list[Fraction]) -> float:
-    return float(sum(values, Fraction(0)) / len(values)) if values else float("nan")
+@dataclass(frozen=True)
+class SideSummary:
+    """One side's exposures: mean, exact-overlap rate and the share of items at
+    or above each leak threshold (keys like ``"0.85"``)."""
+
+    mean: float
+    exact_overlap: float
+    at_threshold: dict[str, float]
+
+
+def _side(values: Sequence[Fraction], exact: Sequence[bool], config: TameConfig) -> SideSummary:
+    n = len(values)
+    if n == 0:
+        nan = float("nan")
+        return SideSummary(nan, nan, {format_threshold(t): nan for t in config.leak_thresholds})
+    return SideSummary(
+        mean=float(sum(values, Fraction(0)) / n),
+        exact_overlap=sum(exact) / n,
+        at_threshold={
+            format_threshold(t): sum(v >= t for v in values) / n for t in config.leak_thresholds
+        },
+    )
 
 
 @dataclass(frozen=True)
 class ExposureSummary:
     items: int
-    source_exposure_mean: float
-    target_exposure_mean: float
-    pair_exposure_mean: float
-    source_exact_rate: float
-    target_exact_rate: float
-    pair_exact_rate: float
-    pair_leak: dict[str, float]
-    bins: dict[str, int]
+    source: SideSummary
+    target: SideSummary
+    pair: SideSummary
     item_bins: tuple[str, ...]
 
+    @property
+    def bins(self) -> dict[str, int]:
+        return {b: self.item_bins.count(b) for b in BINS}
 
-def summarize(
-    exposures: Exposures,
-    near: str | float = "0.70",
-    far: str | float = "0.30",
-    leak_thresholds: tuple[str | float, ...] = ("0.70", "0.85", "0.95"),
-) -> ExposureSummary:
-    """Thresholds are exact decimals (0.7 is 7/10), so ties are decided exactly."""
-    near_at = threshold("near_threshold", near)
-    far_at = threshold("far_threshold", far)
-    if far_at > near_at:
-        raise InvalidOptionError(f"far_threshold {far} exceeds near_threshold {near}")
-    leaks = {str(t): threshold("leak_thresholds", t) for t in leak_thresholds}
-    n = len(exposures)
+    @property
+    def pair_leak(self) -> dict[str, float]:
+        """PairLeak@t: the share of items whose pair exposure is at least t."""
+        return self.pair.at_threshold
+
+
+def summarize(exposures: Exposures, config: TameConfig | None = None) -> ExposureSummary:
+    """Summaries of a test set's exposures; the target and pair sides need references.
+
+    >>> from tame_mt_metric.exposure import find_exposures
+    >>> ex = find_exposures(
+    ...     ["a house"], ["ein Haus"], ["a house", "a mouse"], ["ein Haus", "eine Maus"]
+    ... )
+    >>> s = summarize(ex)
+    >>> s.item_bins, s.pair_leak["0.70"]
+    (('source_exact', 'far'), 0.5)
+    """
+    config = config or TameConfig()
     source = [e.source[0].fraction for e in exposures]
-    target = [e.target[0].fraction for e in exposures if e.target]
-    pair = [e.pair.fraction for e in exposures if e.pair]
-    item_bins = tuple(
-        bin_of(e.source_exact, s, near_at, far_at) for e, s in zip(exposures, source, strict=True)
-    )
-    rate = (lambda k: k / n) if n else (lambda k: float("nan"))
-    has_pairs = len(pair) == n and n > 0
+    has_refs = all(e.target and e.pair for e in exposures)
+    target = [e.target[0].fraction for e in exposures if e.target] if has_refs else []
+    pair = [e.pair.fraction for e in exposures if e.pair] if has_refs else []
     return ExposureSummary(
-        items=n,
-        source_exposure_mean=_mean(source),
-        target_exposure_mean=_mean(target),
-        pair_exposure_mean=_mean(pair),
-        source_exact_rate=rate(sum(exposures.source_exact)),
-        target_exact_rate=rate(sum(exposures.target_exact)) if has_pairs else float("nan"),
-        pair_exact_rate=rate(sum(exposures.pair_exact)) if has_pairs else float("nan"),
-        pair_leak={
-            name: rate(sum(p >= t for p in pair)) if has_pairs else float("nan")
-            for name, t in leaks.items()
-        },
-        bins={b: item_bins.count(b) for b in BINS},
-        item_bins=item_bins,
+        items=len(exposures),
+        source=_side(source, exposures.source_exact, config),
+        target=_side(target, exposures.target_exact, config),
+        pair=_side(pair, exposures.pair_exact, config),
+        item_bins=tuple(
+            bin_of(e.source_exact, s, config.near_threshold, config.far_threshold)
+            for e, s in zip(exposures, source, strict=True)
+        ),
     )

@@ -20,7 +20,7 @@ from tame_mt_metric import (
     stream_exposures,
 )
 from tame_mt_metric.inputs import read_lines
-from tame_mt_metric.summary import summarize
+from tame_mt_metric.tame_config import TameConfig
 
 
 def test_errors_are_value_errors_of_the_package() -> None:
@@ -114,10 +114,11 @@ def test_lines_keep_inner_carriage_returns_and_gzip(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", ["1.2", "-0.1", "nan", "inf", "", "x"])
 def test_thresholds_outside_the_unit_interval(bad: str) -> None:
-    ex = find_exposures(["a b c"], ["x y z"], ["a b c"], ["x y z"])
     with pytest.raises(InvalidOptionError, match="near_threshold"):
-        summarize(ex, near=bad)
+        TameConfig(near_threshold=bad)  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="leak_thresholds"):
-        summarize(ex, leak_thresholds=("0.5", bad))
+        TameConfig(leak_thresholds=("0.5", bad))  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="leak_thresholds"):
+        TameConfig(leak_thresholds=f"0.5,{bad}")  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="far_threshold"):
-        summarize(ex, far=float(bad) if bad not in ("", "x") else bad)
+        TameConfig(far_threshold=float(bad) if bad not in ("", "x") else bad)  # type: ignore[arg-type]

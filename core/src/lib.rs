@@ -10,6 +10,7 @@
 
 pub mod error;
 pub mod exposure;
+pub mod fingerprint;
 pub mod grams;
 pub mod index;
 pub mod normalize;
@@ -26,6 +27,7 @@ mod python;
 
 pub use error::{Error, Result};
 pub use exposure::{Exposure, TargetHit};
+pub use fingerprint::Fingerprint;
 pub use grams::GramConfig;
 pub use index::TrainingIndex;
 pub use normalize::Normalization;

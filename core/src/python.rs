@@ -13,7 +13,7 @@ use crate::grams::{unpack, GramConfig};
 use crate::normalize::Normalization;
 use crate::pool::pool;
 use crate::score::Hit;
-use crate::{StreamingAudit, TrainingIndex};
+use crate::{Fingerprint, StreamingAudit, TrainingIndex};
 
 fn to_py(err: Error) -> PyErr {
     Python::attach(|py| {
@@ -268,6 +268,42 @@ impl PyTrainingIndex {
     }
 }
 
+/// A content fingerprint of a parallel corpus, fed in blocks.
+#[pyclass(name = "CorpusFingerprint", module = "tame_mt_metric._core")]
+#[derive(Default)]
+struct PyCorpusFingerprint {
+    inner: Fingerprint,
+}
+
+#[pymethods]
+impl PyCorpusFingerprint {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    fn update(
+        &mut self,
+        py: Python<'_>,
+        sources: Vec<String>,
+        targets: Vec<String>,
+    ) -> PyResult<()> {
+        let inner = &mut self.inner;
+        py.detach(|| inner.update(&sources, &targets))
+            .map_err(to_py)
+    }
+
+    #[getter]
+    fn rows(&self) -> u64 {
+        self.inner.rows()
+    }
+
+    /// The 128-bit digest as 32 hexadecimal characters.
+    fn hexdigest(&self) -> String {
+        format!("{:032x}", self.inner.digest())
+    }
+}
+
 #[pymodule]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -276,6 +312,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_grams, m)?)?;
     m.add_class::<PyStreamingAudit>()?;
     m.add_class::<PyTrainingIndex>()?;
+    m.add_class::<PyCorpusFingerprint>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,206 @@
+"""The ``evaluate`` metric: ``TameMT`` returns the TAME fields of a system."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+import datasets
+import evaluate
+
+from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.scoring import check_test_set, score_tame
+from tame_mt_metric.tame_config import TameConfig
+
+__all__ = ["TameMT"]
+
+_CITATION = """\
+@software{tame_mt_2026,
+  title = {TAME-MT: Training-Aware Machine Translation Evaluation for Machine Translation},
+  year = {2026},
+  version = {0.1.0},
+  url = {https://github.com/hunterschep/TAME-MT}
+}
+"""
+
+_DESCRIPTION = """\
+TAME (training-aware MT evaluation) asks how much of a system's score is earned on
+test items that are close to its training data. Besides system BLEU and chrF it
+reports a translation-memory (TM) baseline (reuse the training target of the
+nearest training source) and the system's margin over it; the exposure of test
+sources, references and pairs to the training corpus (exact character n-gram
+Jaccard nearest neighbours); PairLeak@t; scores per exposure bin (source_exact,
+near, medium, far); Far-BLEU; and GenGap (near minus far). Every number comes
+with a signature that names the settings, the versions and the training corpus.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): system translations.
+    references (list of str, or list of lists of str): one reference per
+        prediction, or the same number of references for every prediction.
+    sources (list of str): the test sources.
+    train: the training corpus, unless given at load time: a ``datasets.Dataset``
+        with ``source``/``target`` columns (names set by ``source_column`` and
+        ``target_column`` at load time, or a ``translation`` column with
+        ``source_lang``/``target_lang``), or a dict of two lists.
+    return_report (bool): also return ``report`` (the JSON report) and
+        ``segments`` (per-item diagnostics). Default False.
+    include_neighbor_text (bool): put the neighbours' training text in
+        ``segments``. Default False.
+
+Load-time options (``evaluate.load("tame_mt", **options)``): ``train``,
+``source_column``, ``target_column``, ``source_lang``, ``target_lang``, and the
+report settings ``ngram_orders`` (3,4,5), ``lowercase``, ``strip_diacritics``,
+``normalize_punctuation`` (False), ``far_threshold`` (0.30), ``near_threshold``
+(0.70), ``leak_thresholds`` (0.70,0.85,0.95), ``metrics`` (bleu,chrf),
+``bleu_tokenize`` (13a), ``bleu_lowercase`` (False), ``chrf_word_order`` (2:
+chrF++), ``tm_zero_policy`` (empty), ``min_bin_size_warning`` (30),
+``threads``, ``strategy`` (auto), ``block_rows``.
+
+Returns:
+    A flat dict of plain numbers (BLEU/chrF on the 0-100 scale, rates and
+    exposures in [0, 1], nan where undefined): bleu, chrf, tm_bleu, tm_chrf,
+    delta_tm_bleu, delta_tm_chrf, source/target/pair_exposure_mean,
+    source/target/pair_exact_rate, pair_leak@<t> per leak threshold, far_bleu,
+    far_chrf, gen_gap_bleu, gen_gap_chrf, bin/<bin>/{count,bleu,chrf,tm_bleu,tm_chrf}
+    for the bins source_exact, near, medium and far; and signature.
+
+Examples:
+    >>> import tame_mt_metric
+    >>> train = {"source": ["the house is small", "the tree is tall"],
+    ...          "target": ["das Haus ist klein", "der Baum ist hoch"]}
+    >>> tame = tame_mt_metric.load(train=train, keep_in_memory=True)
+    >>> out = tame.compute(predictions=["das Haus ist klein"],
+    ...                    references=["das Haus ist klein"],
+    ...                    sources=["the house is small"])
+    >>> out["bin/source_exact/count"], out["tm_bleu"] == out["bleu"]
+    (1, True)
+    >>> out["signature"].split("|")[:2]
+    ['tame-mt-metric', 'v:0.1.0']
+"""
+
+_BASE_OPTIONS = frozenset(inspect.signature(evaluate.EvaluationModule.__init__).parameters) - {
+    "self",
+    "kwargs",
+}
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class TameMT(evaluate.Metric):  # type: ignore[misc]
+    """Training-aware MT evaluation (TAME) as an ``evaluate`` metric."""
+
+    def __init__(
+        self,
+        train: object = None,
+        source_column: str = "source",
+        target_column: str = "target",
+        source_lang: str | None = None,
+        target_lang: str | None = None,
+        **options: Any,
+    ) -> None:
+        base = {k: options.pop(k) for k in list(options) if k in _BASE_OPTIONS}
+        self.tame_config = TameConfig.from_options(**options)
+        self._columns: dict[str, Any] = {
+            "source_column": source_column,
+            "target_column": target_column,
+            "source_lang": source_lang,
+            "target_lang": target_lang,
+        }
+        self.train = None if train is None else self._corpus(train)
+        self._checked_items = 0
+        super().__init__(**base)
+
+    def _corpus(self, train: object) -> TrainingCorpus:
+        return TrainingCorpus.from_any(train, **self._columns)
+
+    def _info(self) -> evaluate.MetricInfo:
+        string = datasets.Value("string")
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features(
+                    {"predictions": string, "references": datasets.List(string), "sources": string}
+                ),
+                datasets.Features({"predictions": string, "references": string, "sources": string}),
+            ],
+            reference_urls=["https://github.com/hunterschep/TAME-MT"],
+        )
+
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
+        """Checked like ``compute``'s inputs (items numbered across batches)."""
+        preds, _, _ = check_test_set(
+            predictions, references, kwargs.get("sources"), self._checked_items
+        )
+        self._checked_items += len(preds)
+        super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def compute(
+        self, *, predictions: Any = None, references: Any = None, **kwargs: Any
+    ) -> dict[str, Any] | None:
+        """Checks every input before anything is written; a failed call leaves no
+        rows, cache files or locks behind."""
+        try:
+            if "train" in kwargs:
+                kwargs["train"] = self._corpus(kwargs["train"])
+            elif self.train is None:
+                raise InvalidOptionError(
+                    "train: no training corpus; give train= to evaluate.load() or to compute()"
+                )
+            if predictions is not None or references is not None:
+                check_test_set(predictions, references, kwargs.get("sources"))
+            out: dict[str, Any] | None = super().compute(
+                predictions=predictions, references=references, **kwargs
+            )
+            return out
+        except BaseException:
+            self._discard_pending()
+            raise
+        finally:
+            self._checked_items = 0
+
+    def _discard_pending(self) -> None:
+        """Drop rows added so far: close the writer, remove cache files, release locks."""
+        if getattr(self, "writer", None) is not None:
+            self.writer = None
+        pending: list[tuple[str, Any]] = []
+        path, lock = getattr(self, "cache_file_name", None), getattr(self, "filelock", None)
+        if path is not None and lock is not None:
+            pending.append((path, lock))
+        paths, locks = getattr(self, "file_paths", None), getattr(self, "filelocks", None)
+        pending += list(zip(paths or [], locks or [], strict=False))
+        self.data = None
+        for path, lock in pending:
+            if os.path.exists(path):
+                os.remove(path)
+            lock.release()
+        self.cache_file_name = None
+        self.filelock = None
+        self.file_paths = None
+        self.filelocks = None
+        self.buf_writer = None
+        self.selected_feature_format = None
+
+    def _compute(
+        self,
+        predictions: list[str],
+        references: list[str] | list[list[str]],
+        sources: list[str],
+        train: TrainingCorpus | None = None,
+        return_report: bool = False,
+        include_neighbor_text: bool = False,
+    ) -> dict[str, Any]:
+        corpus = train if train is not None else self.train
+        assert corpus is not None  # checked in compute()
+        result = score_tame(
+            corpus, predictions, references, sources, self.tame_config, include_neighbor_text
+        )
+        out: dict[str, Any] = dict(result.report.fields())
+        if return_report:
+            out["report"] = result.report.as_json()
+            out["segments"] = result.segments
+        return out

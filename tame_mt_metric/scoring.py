@@ -1,0 +1,124 @@
+"""The TAME report of a system from its training corpus, test set and
+hypotheses: exposures, the TM baseline, bins, scores, signature."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tame_mt_metric._core import __version__ as core_version
+from tame_mt_metric._version import __version__
+from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.errors import EmptyTestSetError, InputTextError
+from tame_mt_metric.exposure import Exposures, find_exposures
+from tame_mt_metric.inputs import check_aligned, check_texts, references_per_item
+from tame_mt_metric.quality import SACREBLEU_VERSION, Scorers
+from tame_mt_metric.report import TameReport, bin_scores, segment_rows, warnings_for
+from tame_mt_metric.summary import summarize
+from tame_mt_metric.tame_config import TameConfig
+from tame_mt_metric.tm_baseline import tm_hypotheses
+
+__all__ = ["TameResult", "check_test_set", "score_tame", "signature"]
+
+
+def check_test_set(
+    predictions: object, references: object, sources: object, start: int = 0
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """The test set as lists; errors name the argument and the first bad item
+    (numbered from ``start``, for batches of a longer test set)."""
+    preds = check_texts("predictions", predictions, start)
+    srcs = check_texts("sources", sources, start)
+    check_aligned("predictions", preds, "sources", srcs)
+    if not preds and start == 0:
+        raise EmptyTestSetError("predictions: the test set is empty")
+    if references is None:
+        raise InputTextError("references: required (one string or one list per prediction)")
+    refs = references_per_item(references, len(preds), against="predictions", start=start)
+    return preds, refs, srcs
+
+
+def signature(config: TameConfig, corpus: TrainingCorpus, strategy: str) -> str:
+    """Every setting that can change a number, the training corpus and the versions."""
+    return "|".join(
+        [
+            "tame-mt-metric",
+            f"v:{__version__}",
+            f"core:{core_version}",
+            f"train:{corpus.num_rows}_{corpus.fingerprint[:16]}",
+            config.retrieval.signature(),
+            f"idx:{config.strategy}",
+            f"backend:{strategy}",
+            f"tm:src_nn_top1_zero_{config.tm_zero_policy}",
+            config.bins_signature(),
+            config.scores_signature(),
+            f"deps:sacrebleu_{SACREBLEU_VERSION}",
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class TameResult:
+    """A report with the per-item pieces it was built from."""
+
+    report: TameReport
+    exposures: Exposures
+    tm_hypotheses: list[str]
+    segments: list[dict[str, Any]]
+
+
+def score_tame(
+    train: TrainingCorpus,
+    predictions: Sequence[str],
+    references: Sequence[str] | Sequence[Sequence[str]],
+    sources: Sequence[str],
+    config: TameConfig | None = None,
+    include_neighbor_text: bool = False,
+) -> TameResult:
+    """Score a system against a training corpus: the whole TAME report.
+
+    >>> train = TrainingCorpus(["the house is small", "a tree"], ["das Haus ist klein", "ein Baum"])
+    >>> result = score_tame(train, ["das Haus ist alt"], ["das Haus ist alt"], ["the house is old"])
+    >>> result.report.summary.item_bins, result.tm_hypotheses
+    (('medium',), ['das Haus ist klein'])
+    """
+    config = config or TameConfig()
+    preds, refs, srcs = check_test_set(predictions, references, sources)
+    exposures = find_exposures(train.sources, train.targets, srcs, refs, config.retrieval)
+    summary = summarize(exposures, config)
+    tm = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
+    scorers = Scorers(config, refs)
+    system_stats, tm_stats = scorers.statistics(preds), scorers.statistics(tm)
+    system, tm_scores = system_stats.score(), tm_stats.score()
+    bins = {b.name: b for b in bin_scores(summary, exposures, system_stats, tm_stats)}
+    report = TameReport(
+        config=config,
+        signature=signature(config, train, exposures.strategy),
+        summary=summary,
+        system=system,
+        tm=tm_scores,
+        bins=bins,
+        warnings=warnings_for(config, summary, system, tm_scores, bins),
+        data={
+            "num_train": train.num_rows,
+            "num_test": len(preds),
+            "num_refs": len(refs[0]),
+            "train_fingerprint": train.fingerprint,
+        },
+        backend={
+            "name": "tame-mt-metric",
+            "core_version": core_version,
+            "exact": True,
+            "requested_strategy": config.strategy,
+            "strategy": exposures.strategy,
+        },
+        dependencies={"sacrebleu": SACREBLEU_VERSION},
+    )
+    segments = segment_rows(
+        exposures,
+        summary.item_bins,
+        tm,
+        train.sources if include_neighbor_text else None,
+        train.targets if include_neighbor_text else None,
+    )
+    return TameResult(report, exposures, tm, segments)
