@@ -88,6 +88,9 @@ _BASE_OPTIONS = frozenset(inspect.signature(evaluate.EvaluationModule.__init__).
 }
 
 
+_COMPUTE_ARGUMENTS = frozenset({"sources", "train", "return_report", "include_neighbor_text"})
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class TameMT(evaluate.Metric):  # type: ignore[misc]
     """Training-aware MT evaluation (TAME) as an ``evaluate`` metric."""
@@ -145,6 +148,13 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         """Checks every input before anything is written; a failed call leaves no
         rows, cache files or locks behind."""
         try:
+            for name in kwargs:
+                if name not in _COMPUTE_ARGUMENTS:
+                    raise InvalidOptionError(
+                        f"{name}: not an argument of compute() (arguments: "
+                        f"{sorted(_COMPUTE_ARGUMENTS)}); report settings are load-time "
+                        f"options: evaluate.load('tame_mt', {name}=...)"
+                    )
             if "train" in kwargs:
                 kwargs["train"] = self._corpus(kwargs["train"])
             elif self.train is None:
