@@ -3,6 +3,7 @@ failed call leaves behind."""
 
 from __future__ import annotations
 
+import doctest
 import math
 import os
 import subprocess
@@ -289,3 +290,13 @@ def test_the_hook_leaves_other_names_alone(tmp_path: Path) -> None:
         tmp_path,
     )
     assert done.stdout.strip() == "not found", done.stderr
+
+
+def test_the_documented_examples_run() -> None:
+    from tame_mt_metric import metric
+
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(metric._KWARGS_DESCRIPTION, {}, "_KWARGS_DESCRIPTION", None, 0)
+    assert len(test.examples) >= 4
+    results = doctest.DocTestRunner().run(test)
+    assert results.failed == 0 and results.attempted == len(test.examples)
