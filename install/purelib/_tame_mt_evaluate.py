@@ -12,15 +12,18 @@ TAME_MT_NO_EVALUATE_HOOK=1 turns the routing off.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
-from collections.abc import Sequence
-from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec, PathFinder
-from pathlib import Path
 from types import ModuleType
-from typing import Any
+
+# Only cheap modules are imported here: this runs at every interpreter start
+# (importlib.abc alone pulls in importlib.resources, typing costs milliseconds).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.abc import Loader
+    from typing import Any
 
 METRIC_NAME = "tame_mt"
 TARGET = "evaluate.loading"
@@ -28,11 +31,13 @@ TARGET = "evaluate.loading"
 
 def loading_script() -> str | None:
     """The loading script inside the installed package, found without importing it."""
+    import importlib.util
+
     spec = importlib.util.find_spec("tame_mt_metric")
     if spec is None or not spec.submodule_search_locations:
         return None
-    script = Path(next(iter(spec.submodule_search_locations))) / "tame_mt.py"
-    return str(script) if script.is_file() else None
+    script = os.path.join(next(iter(spec.submodule_search_locations)), "tame_mt.py")
+    return script if os.path.isfile(script) else None
 
 
 def route(loading: ModuleType) -> None:
@@ -47,10 +52,10 @@ def route(loading: ModuleType) -> None:
         return factory(path, *args, **kwargs)
 
     evaluation_module_factory._tame_mt_routed = True  # type: ignore[attr-defined]
-    loading.evaluation_module_factory = evaluation_module_factory
+    loading.__dict__["evaluation_module_factory"] = evaluation_module_factory
 
 
-class _RoutingLoader(Loader):
+class _RoutingLoader:
     def __init__(self, loader: Loader) -> None:
         self._loader = loader
 
@@ -62,7 +67,7 @@ class _RoutingLoader(Loader):
         route(module)
 
 
-class _Finder(MetaPathFinder):
+class _Finder:
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
@@ -70,7 +75,7 @@ class _Finder(MetaPathFinder):
             return None
         spec = PathFinder.find_spec(fullname, path, target)
         if spec is not None and spec.loader is not None:
-            spec.loader = _RoutingLoader(spec.loader)
+            spec.loader = _RoutingLoader(spec.loader)  # type: ignore[assignment]
         return spec
 
 
