@@ -178,30 +178,22 @@ class TameReport:
 
     def fields(self) -> dict[str, float | int | str]:
         """The flat metric dict: plain numbers (nan where undefined) and the signature."""
-        s = self.summary
-        out: dict[str, float | int | str] = {}
-        for m in self.system:
-            out[m] = self.system[m]
-        for m in self.system:
-            out[f"tm_{m}"] = self.tm[m]
-        for m in self.system:
-            out[f"delta_tm_{m}"] = self.delta_tm[m]
-        for side_name, side in (("source", s.source), ("target", s.target), ("pair", s.pair)):
-            out[f"{side_name}_exposure_mean"] = side.mean
-        for side_name, side in (("source", s.source), ("target", s.target), ("pair", s.pair)):
-            out[f"{side_name}_exact_rate"] = side.exact_overlap
-        for t, rate in s.pair_leak.items():
-            out[f"pair_leak@{t}"] = rate
-        for m in self.system:
-            out[f"far_{m}"] = self.bins["far"].system[m]
-        for m in self.system:
-            out[f"gen_gap_{m}"] = self.generalization_gap[m]
+        s, metrics = self.summary, list(self.system)
+        sides = {"source": s.source, "target": s.target, "pair": s.pair}
+        out: dict[str, float | int | str] = {
+            **self.system,
+            **{f"tm_{m}": self.tm[m] for m in metrics},
+            **{f"delta_tm_{m}": self.delta_tm[m] for m in metrics},
+            **{f"{name}_exposure_mean": side.mean for name, side in sides.items()},
+            **{f"{name}_exact_rate": side.exact_overlap for name, side in sides.items()},
+            **{f"pair_leak@{t}": rate for t, rate in s.pair_leak.items()},
+            **{f"far_{m}": self.bins["far"].system[m] for m in metrics},
+            **{f"gen_gap_{m}": self.generalization_gap[m] for m in metrics},
+        }
         for name, b in self.bins.items():
             out[f"bin/{name}/count"] = b.count
-            for m in self.system:
-                out[f"bin/{name}/{m}"] = b.system[m]
-            for m in self.system:
-                out[f"bin/{name}/tm_{m}"] = b.tm[m]
+            out.update({f"bin/{name}/{m}": b.system[m] for m in metrics})
+            out.update({f"bin/{name}/tm_{m}": b.tm[m] for m in metrics})
         out["signature"] = self.signature
         return out
 
