@@ -3,6 +3,7 @@
 from typing import Any, final
 
 __all__ = [
+    "INDEX_FORMAT_VERSION",
     "CorpusFingerprint",
     "StreamingAudit",
     "TrainingIndex",
@@ -13,6 +14,7 @@ __all__ = [
 ]
 
 __version__: str
+INDEX_FORMAT_VERSION: int
 
 def normalize(
     text: str,
@@ -77,6 +79,18 @@ class TrainingIndex:
     def rows(self) -> int: ...
     @property
     def nbytes(self) -> int: ...
+    def array_info(self) -> list[tuple[str, int, int, int]]: ...
+    def copy_array(self, name: str, out: Any) -> None: ...
+    @staticmethod
+    def from_arrays(
+        arrays: dict[str, tuple[Any, int]],
+        rows: int,
+        orders: list[int],
+        lowercase: bool = False,
+        strip_diacritics: bool = False,
+        normalize_punctuation: bool = False,
+        threads: int = 0,
+    ) -> TrainingIndex: ...
 
 @final
 class CorpusFingerprint:

@@ -6,6 +6,8 @@ from __future__ import annotations
 __all__ = [
     "EmptyCorpusError",
     "EmptyTestSetError",
+    "IndexCacheWarning",
+    "IndexFileError",
     "InputTextError",
     "InvalidOptionError",
     "MisalignedInputError",
@@ -40,3 +42,11 @@ class EmptyTestSetError(TameError, ValueError):
 
 class MissingColumnError(TameError, ValueError):
     """A training dataset lacks a column the options name."""
+
+
+class IndexFileError(TameError, ValueError):
+    """A saved index is missing, truncated, corrupted, foreign or of another format."""
+
+
+class IndexCacheWarning(UserWarning):
+    """A cached index could not be trusted and was rebuilt."""

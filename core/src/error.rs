@@ -17,6 +17,8 @@ pub enum Error {
     EmptyTraining,
     /// The caller interrupted a long computation (Ctrl-C).
     Interrupted,
+    /// An index read back from storage fails a check (`part` names the array).
+    CorruptIndex { part: String, message: String },
 }
 
 impl fmt::Display for Error {
@@ -28,6 +30,9 @@ impl fmt::Display for Error {
             }
             Error::EmptyTraining => write!(f, "the training corpus is empty"),
             Error::Interrupted => write!(f, "interrupted"),
+            Error::CorruptIndex { part, message } => {
+                write!(f, "index array {part}: {message}")
+            }
         }
     }
 }

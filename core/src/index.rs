@@ -16,19 +16,21 @@ use crate::grams::{Gram, GramConfig};
 use crate::pool::pool;
 use crate::postings::{Postings, Query};
 use crate::search::Scratch;
+use crate::storage::{Array, Key128};
 use crate::test_set::{check_aligned, prepare, TestItem};
 
 const BUILD_BLOCK_ROWS: usize = 1 << 16;
 
 /// One side (sources or targets) of the training corpus.
 #[derive(Debug, Clone, Default)]
-struct Side {
-    vocab: Vec<Gram>,
-    postings: Postings,
+pub(crate) struct Side {
+    pub(crate) vocab: Array<Key128>,
+    pub(crate) postings: Postings,
     /// Hash of each row's normalised text, by row.
-    row_hash: Vec<u128>,
-    /// (hash, row), sorted: rows with a given normalised text.
-    by_hash: Vec<(u128, u32)>,
+    pub(crate) row_hash: Array<Key128>,
+    /// The row hashes sorted, and the row of each: rows with a given normalised text.
+    pub(crate) hash_keys: Array<Key128>,
+    pub(crate) hash_rows: Array<u32>,
 }
 
 impl Side {
@@ -37,23 +39,27 @@ impl Side {
             size: grams.len() as u32,
             grams: grams
                 .iter()
-                .filter_map(|g| self.vocab.binary_search(g).ok().map(|i| i as u32))
+                .filter_map(|&g| {
+                    let i = self.vocab.binary_search(&Key128::from(g)).ok()?;
+                    Some(i as u32)
+                })
                 .collect(),
         }
     }
 
-    fn rows_with_text(&self, text: &str) -> &[(u128, u32)] {
-        let h = xxh3_128(text.as_bytes());
-        let lo = self.by_hash.partition_point(|e| e.0 < h);
-        let hi = self.by_hash.partition_point(|e| e.0 <= h);
-        &self.by_hash[lo..hi]
+    fn rows_with_text(&self, text: &str) -> &[u32] {
+        let h = Key128::from(xxh3_128(text.as_bytes()));
+        let lo = self.hash_keys.partition_point(|&k| k < h);
+        let hi = self.hash_keys.partition_point(|&k| k <= h);
+        &self.hash_rows[lo..hi]
     }
 
     fn nbytes(&self) -> usize {
-        16 * self.vocab.len()
+        self.vocab.nbytes()
             + self.postings.nbytes()
-            + 16 * self.row_hash.len()
-            + 20 * self.by_hash.len()
+            + self.row_hash.nbytes()
+            + self.hash_keys.nbytes()
+            + self.hash_rows.nbytes()
     }
 }
 
@@ -105,10 +111,21 @@ impl SideBuilder {
             .collect();
         by_hash.par_sort_unstable();
         Side {
-            vocab,
+            vocab: Array::from(vocab.into_iter().map(Key128::from).collect::<Vec<_>>()),
             postings,
-            row_hash: self.row_hash,
-            by_hash,
+            row_hash: Array::from(
+                self.row_hash
+                    .into_iter()
+                    .map(Key128::from)
+                    .collect::<Vec<_>>(),
+            ),
+            hash_keys: Array::from(
+                by_hash
+                    .iter()
+                    .map(|e| Key128::from(e.0))
+                    .collect::<Vec<_>>(),
+            ),
+            hash_rows: Array::from(by_hash.iter().map(|e| e.1).collect::<Vec<_>>()),
         }
     }
 }
@@ -116,10 +133,10 @@ impl SideBuilder {
 /// A reusable index of a training corpus.
 #[derive(Debug, Clone)]
 pub struct TrainingIndex {
-    config: GramConfig,
-    source: Side,
-    target: Side,
-    pool: Arc<ThreadPool>,
+    pub(crate) config: GramConfig,
+    pub(crate) source: Side,
+    pub(crate) target: Side,
+    pub(crate) pool: Arc<ThreadPool>,
 }
 
 impl TrainingIndex {
@@ -207,7 +224,7 @@ impl TrainingIndex {
             .collect();
         e.pair_exact = same_source
             .iter()
-            .any(|&(_, row)| reference_hashes.contains(&self.target.row_hash[row as usize]));
+            .any(|&row| reference_hashes.contains(&self.target.row_hash[row as usize].get()));
         e.target_exact = item
             .references
             .iter()

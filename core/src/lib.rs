@@ -13,12 +13,14 @@ pub mod exposure;
 pub mod fingerprint;
 pub mod grams;
 pub mod index;
+pub mod index_file;
 pub mod normalize;
 pub mod pool;
 pub mod postings;
 mod prefix_index;
 pub mod score;
 pub mod search;
+pub mod storage;
 pub mod streaming;
 pub mod test_set;
 

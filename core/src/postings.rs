@@ -5,6 +5,8 @@
 //! range, and every posting list (sorted by internal id) can be cut to that
 //! window by binary search.
 
+use crate::storage::Array;
+
 /// The gram ids of one text in some vocabulary, and the size of its full gram
 /// set (grams missing from the vocabulary count towards the size only).
 #[derive(Debug, Clone, Default)]
@@ -18,15 +20,15 @@ pub struct Postings {
     /// The global index of local row 0.
     pub row_base: u64,
     /// Gram-set size by internal id (non-decreasing).
-    sizes: Vec<u32>,
+    pub(crate) sizes: Array<u32>,
     /// Local row by internal id.
-    local_of: Vec<u32>,
+    pub(crate) local_of: Array<u32>,
     /// Internal id by local row.
-    internal_of: Vec<u32>,
+    pub(crate) internal_of: Array<u32>,
     /// Start of each gram's posting list (one more entry than the vocabulary).
-    offsets: Vec<u64>,
+    pub(crate) offsets: Array<u64>,
     /// Internal ids, sorted within each list.
-    postings: Vec<u32>,
+    pub(crate) postings: Array<u32>,
 }
 
 impl Postings {
@@ -38,7 +40,7 @@ impl Postings {
         for (internal, &local) in local_of.iter().enumerate() {
             internal_of[local as usize] = internal as u32;
         }
-        let sizes = local_of.iter().map(|&r| rows[r as usize].size).collect();
+        let sizes: Vec<u32> = local_of.iter().map(|&r| rows[r as usize].size).collect();
         let mut offsets = vec![0u64; vocab_len + 1];
         for row in rows {
             for &g in &row.grams {
@@ -58,11 +60,11 @@ impl Postings {
         }
         Postings {
             row_base,
-            sizes,
-            local_of,
-            internal_of,
-            offsets,
-            postings,
+            sizes: Array::from(sizes),
+            local_of: Array::from(local_of),
+            internal_of: Array::from(internal_of),
+            offsets: Array::from(offsets),
+            postings: Array::from(postings),
         }
     }
 
@@ -103,8 +105,11 @@ impl Postings {
 
     /// Bytes held by the arrays.
     pub fn nbytes(&self) -> usize {
-        4 * (self.sizes.len() + self.local_of.len() + self.internal_of.len() + self.postings.len())
-            + 8 * self.offsets.len()
+        self.sizes.nbytes()
+            + self.local_of.nbytes()
+            + self.internal_of.nbytes()
+            + self.offsets.nbytes()
+            + self.postings.nbytes()
     }
 }
 

@@ -3,13 +3,18 @@
 //! between blocks, and turns core errors into the package's typed
 //! exceptions. No algorithm lives here.
 
-use pyo3::exceptions::PyKeyboardInterrupt;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::{PyKeyError, PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::error::Error;
 use crate::exposure::Exposure;
 use crate::grams::{unpack, GramConfig};
+use crate::index_file::{checksum, RawArray, FORMAT_VERSION};
 use crate::normalize::Normalization;
 use crate::pool::pool;
 use crate::score::Hit;
@@ -24,6 +29,7 @@ fn to_py(err: Error) -> PyErr {
             Error::InvalidOption { .. } => "InvalidOptionError",
             Error::Misaligned { .. } => "MisalignedInputError",
             Error::EmptyTraining => "EmptyCorpusError",
+            Error::CorruptIndex { .. } => "IndexFileError",
             Error::Interrupted => unreachable!(),
         };
         let message = err.to_string();
@@ -266,6 +272,79 @@ impl PyTrainingIndex {
     fn nbytes(&self) -> usize {
         self.inner.nbytes()
     }
+
+    /// `(name, element width, bytes, XXH3-64 checksum)` of every array, in file order.
+    fn array_info(&self, py: Python<'_>) -> Vec<(String, usize, usize, u64)> {
+        let inner = &self.inner;
+        py.detach(|| {
+            inner
+                .arrays()
+                .into_iter()
+                .map(|(name, width, bytes)| (name, width, bytes.len(), checksum(bytes)))
+                .collect()
+        })
+    }
+
+    /// Copy one array's bytes into a writable buffer of exactly its size.
+    fn copy_array(&self, py: Python<'_>, name: &str, out: &Bound<'_, PyAny>) -> PyResult<()> {
+        let arrays = self.inner.arrays();
+        let (_, _, bytes) = arrays
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .ok_or_else(|| PyKeyError::new_err(name.to_string()))?;
+        let buffer = PyBuffer::<u8>::get(out)?;
+        if buffer.len_bytes() != bytes.len() {
+            return Err(PyValueError::new_err(format!(
+                "{name}: buffer holds {} bytes, the array {}",
+                buffer.len_bytes(),
+                bytes.len()
+            )));
+        }
+        buffer.copy_from_slice(py, bytes)
+    }
+
+    /// An index over buffers (e.g. of a memory-mapped file), used without
+    /// copying once every checksum and structural invariant holds.
+    #[staticmethod]
+    #[pyo3(signature = (arrays, rows, orders, lowercase=false, strip_diacritics=false, normalize_punctuation=false, threads=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_arrays(
+        py: Python<'_>,
+        arrays: HashMap<String, (Bound<'_, PyAny>, u64)>,
+        rows: usize,
+        orders: Vec<i64>,
+        lowercase: bool,
+        strip_diacritics: bool,
+        normalize_punctuation: bool,
+        threads: usize,
+    ) -> PyResult<Self> {
+        let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
+        let mut raw = HashMap::new();
+        for (name, (obj, sum)) in arrays {
+            let buffer = PyBuffer::<u8>::get(&obj)?;
+            if !buffer.is_c_contiguous() {
+                return Err(PyValueError::new_err(format!(
+                    "{name}: buffer is not contiguous"
+                )));
+            }
+            let ptr = buffer.buf_ptr() as *const u8;
+            let len = buffer.len_bytes();
+            let keep: Arc<dyn Send + Sync> = Arc::new(buffer);
+            raw.insert(
+                name,
+                RawArray {
+                    ptr,
+                    len,
+                    checksum: sum,
+                    keep,
+                },
+            );
+        }
+        let inner = py
+            .detach(|| TrainingIndex::from_arrays(cfg, rows, raw, threads))
+            .map_err(to_py)?;
+        Ok(PyTrainingIndex { inner })
+    }
 }
 
 /// A content fingerprint of a parallel corpus, fed in blocks.
@@ -314,5 +393,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTrainingIndex>()?;
     m.add_class::<PyCorpusFingerprint>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("INDEX_FORMAT_VERSION", FORMAT_VERSION)?;
     Ok(())
 }
