@@ -4,9 +4,9 @@ they resemble, so ``except ValueError`` keeps working."""
 from __future__ import annotations
 
 __all__ = [
+    "CacheWarning",
     "EmptyCorpusError",
     "EmptyTestSetError",
-    "IndexCacheWarning",
     "IndexFileError",
     "InputTextError",
     "InvalidOptionError",
@@ -48,5 +48,5 @@ class IndexFileError(TameError, ValueError):
     """A saved index is missing, truncated, corrupted, foreign or of another format."""
 
 
-class IndexCacheWarning(UserWarning):
-    """A cached index could not be trusted and was rebuilt."""
+class CacheWarning(UserWarning):
+    """A cached entry (index or audit) could not be trusted and was rebuilt."""

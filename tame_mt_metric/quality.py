@@ -32,6 +32,10 @@ class SegmentStatistics:
     def __len__(self) -> int:
         return len(next(iter(self._stats.values()), []))
 
+    def rows(self) -> dict[str, list[list[int]]]:
+        """The per-segment statistics by metric (what an audit caches)."""
+        return self._stats
+
     def score(self, rows: Sequence[int] | None = None) -> dict[str, float]:
         """Corpus scores (0-100) of the given segments (all by default); nan for none."""
         out = {}
@@ -66,6 +70,10 @@ class Scorers:
             )
         if "chrf" in config.metrics:
             self._metrics["chrf"] = CHRF(word_order=config.chrf_word_order, references=streams)
+
+    def from_rows(self, stats: dict[str, list[list[int]]]) -> SegmentStatistics:
+        """Statistics extracted earlier (by ``statistics(...).rows()``) with the same settings."""
+        return SegmentStatistics(self._metrics, stats)
 
     def statistics(self, hypotheses: Sequence[str]) -> SegmentStatistics:
         hyps = list(hypotheses)

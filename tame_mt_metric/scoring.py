@@ -9,15 +9,16 @@ from typing import Any
 
 from tame_mt_metric._core import __version__ as core_version
 from tame_mt_metric._version import __version__
+from tame_mt_metric.audit import run_audit
+from tame_mt_metric.cache import CacheOptions
 from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.errors import EmptyTestSetError, InputTextError
-from tame_mt_metric.exposure import Exposures, find_exposures
+from tame_mt_metric.exposure import Exposures
 from tame_mt_metric.inputs import check_aligned, check_texts, references_per_item
 from tame_mt_metric.quality import SACREBLEU_VERSION, Scorers
 from tame_mt_metric.report import TameReport, bin_scores, segment_rows, warnings_for
 from tame_mt_metric.summary import summarize
 from tame_mt_metric.tame_config import TameConfig
-from tame_mt_metric.tm_baseline import tm_hypotheses
 
 __all__ = ["TameResult", "check_test_set", "score_tame", "signature"]
 
@@ -74,21 +75,23 @@ def score_tame(
     sources: Sequence[str],
     config: TameConfig | None = None,
     include_neighbor_text: bool = False,
+    cache: CacheOptions | None = None,
 ) -> TameResult:
     """Score a system against a training corpus: the whole TAME report.
 
     >>> train = TrainingCorpus(["the house is small", "a tree"], ["das Haus ist klein", "ein Baum"])
-    >>> result = score_tame(train, ["das Haus ist alt"], ["das Haus ist alt"], ["the house is old"])
+    >>> result = score_tame(train, ["das Haus ist alt"], ["das Haus ist alt"], ["the house is old"],
+    ...                     cache=CacheOptions(enabled=False))
     >>> result.report.summary.item_bins, result.tm_hypotheses
     (('medium',), ['das Haus ist klein'])
     """
     config = config or TameConfig()
     preds, refs, srcs = check_test_set(predictions, references, sources)
-    exposures = find_exposures(train.sources, train.targets, srcs, refs, config.retrieval)
-    summary = summarize(exposures, config)
-    tm = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
     scorers = Scorers(config, refs)
-    system_stats, tm_stats = scorers.statistics(preds), scorers.statistics(tm)
+    audit = run_audit(train, srcs, refs, config, scorers, cache)
+    exposures, tm = audit.exposures, audit.tm_hypotheses
+    summary = summarize(exposures, config)
+    system_stats, tm_stats = scorers.statistics(preds), scorers.from_rows(audit.tm_statistics)
     system, tm_scores = system_stats.score(), tm_stats.score()
     bins = {b.name: b for b in bin_scores(summary, exposures, system_stats, tm_stats)}
     report = TameReport(
@@ -111,6 +114,7 @@ def score_tame(
             "exact": True,
             "requested_strategy": config.strategy,
             "strategy": exposures.strategy,
+            "audit_cached": audit.from_cache,
         },
         dependencies={"sacrebleu": SACREBLEU_VERSION},
     )
