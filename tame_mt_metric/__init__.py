@@ -11,8 +11,10 @@ from tame_mt_metric._version import __version__
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.errors import (
+    CacheWarning,
     EmptyCorpusError,
     EmptyTestSetError,
+    IndexFileError,
     InputTextError,
     InvalidOptionError,
     MisalignedInputError,
@@ -35,9 +37,11 @@ from tame_mt_metric.tame_config import TameConfig
 
 __all__ = [
     "LOADING_SCRIPT",
+    "CacheWarning",
     "EmptyCorpusError",
     "EmptyTestSetError",
     "Exposures",
+    "IndexFileError",
     "InputTextError",
     "InvalidOptionError",
     "ItemExposure",

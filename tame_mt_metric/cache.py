@@ -43,6 +43,7 @@ __all__ = [
 
 CACHE_ENV = "TAME_MT_CACHE"
 KINDS = ("index", "audit")
+BUILDS = {"index": 0}  # indexes built by this process (tests check "built once")
 
 
 @dataclass(frozen=True)
@@ -113,21 +114,20 @@ def find_cached_index(
     return folder if folder.is_dir() else None
 
 
-def _open_checked(folder: Path, corpus: TrainingCorpus, config: RetrievalConfig) -> TrainingIndex:
+def _same_corpus(folder: Path, corpus: TrainingCorpus, cache: CacheOptions) -> None:
     rows = read_manifest(folder).get("train_rows")
     if rows != corpus.num_rows:
-        raise IndexFileError(
-            f"{folder}: indexes {rows} training pairs, the corpus has {corpus.num_rows} "
-            "(a train_key names another corpus?)"
+        raise InvalidOptionError(
+            f"train_key: {cache.train_key!r} names an index of {rows} training pairs, "
+            f"the corpus has {corpus.num_rows} ({folder})"
         )
-    return read_index(folder, config)
 
 
 def cached_index(
     corpus: TrainingCorpus, config: RetrievalConfig, cache: CacheOptions | None = None
 ) -> TrainingIndex:
     """The corpus's index from the cache, built and stored once if missing. An
-    entry that fails its checks is rebuilt, with an ``CacheWarning``."""
+    entry that fails its checks is rebuilt, with a ``CacheWarning``."""
     cache = cache or CacheOptions()
     key = cache.key_of(corpus)
     folder = _index_folder(cache.root(), key, config)
@@ -135,14 +135,18 @@ def cached_index(
     with FileLock(f"{folder}.lock"):
         if folder.exists():
             try:
-                return _open_checked(folder, corpus, config)
+                index = read_index(folder, config)
             except IndexFileError as exc:
                 warnings.warn(f"rebuilding the cached index: {exc}", CacheWarning, stacklevel=2)
                 shutil.rmtree(folder)
-        index = TrainingIndex.build(corpus.sources, corpus.targets, config)
-        write_index(index, folder, {"train_key": key, "train_rows": corpus.num_rows})
-        del index  # the mapped copy below replaces the built one
-        return _open_checked(folder, corpus, config)
+            else:
+                _same_corpus(folder, corpus, cache)
+                return index
+        built = TrainingIndex.build(corpus.sources, corpus.targets, config)
+        write_index(built, folder, {"train_key": key, "train_rows": corpus.num_rows})
+        BUILDS["index"] += 1
+        del built  # the memory-mapped copy replaces it
+        return read_index(folder, config)
 
 
 @dataclass(frozen=True)
