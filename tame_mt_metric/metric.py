@@ -9,6 +9,7 @@ from typing import Any
 import datasets
 import evaluate
 
+from tame_mt_metric.cache import CacheOptions
 from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.scoring import check_test_set, score_tame
@@ -52,7 +53,9 @@ Args:
         ``segments``. Default False.
 
 Load-time options (``evaluate.load("tame_mt", **options)``): ``train``,
-``source_column``, ``target_column``, ``source_lang``, ``target_lang``, and the
+``source_column``, ``target_column``, ``source_lang``, ``target_lang``; the cache
+(``tame_cache_dir``, default ``HF_DATASETS_CACHE/tame_mt``; ``train_key``, a name
+for the corpus instead of its content hash; ``use_cache``, default True); and the
 report settings ``ngram_orders`` (3,4,5), ``lowercase``, ``strip_diacritics``,
 ``normalize_punctuation`` (False), ``far_threshold`` (0.30), ``near_threshold``
 (0.70), ``leak_thresholds`` (0.70,0.85,0.95), ``metrics`` (bleu,chrf),
@@ -102,10 +105,15 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         target_column: str = "target",
         source_lang: str | None = None,
         target_lang: str | None = None,
+        tame_cache_dir: str | None = None,
+        train_key: str | None = None,
+        use_cache: bool = True,
         **options: Any,
     ) -> None:
         base = {k: options.pop(k) for k in list(options) if k in _BASE_OPTIONS}
         self.tame_config = TameConfig.from_options(**options)
+        self.cache = CacheOptions(tame_cache_dir, train_key, use_cache)
+        self._last_corpus: tuple[object, object, TrainingCorpus] | None = None
         self._columns: dict[str, Any] = {
             "source_column": source_column,
             "target_column": target_column,
@@ -117,7 +125,16 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         super().__init__(**base)
 
     def _corpus(self, train: object) -> TrainingCorpus:
-        return TrainingCorpus.from_any(train, **self._columns)
+        """The training corpus; the same dataset given again (same object, same
+        fingerprint) is not read again."""
+        fingerprint = getattr(train, "_fingerprint", None)
+        last = self._last_corpus
+        if last is not None and last[0] is train and last[1] == fingerprint:
+            return last[2]
+        corpus = TrainingCorpus.from_any(train, **self._columns)
+        if fingerprint is not None:
+            self._last_corpus = (train, fingerprint, corpus)
+        return corpus
 
     def _info(self) -> evaluate.MetricInfo:
         string = datasets.Value("string")
@@ -207,7 +224,13 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         corpus = train if train is not None else self.train
         assert corpus is not None  # checked in compute()
         result = score_tame(
-            corpus, predictions, references, sources, self.tame_config, include_neighbor_text
+            corpus,
+            predictions,
+            references,
+            sources,
+            self.tame_config,
+            include_neighbor_text,
+            self.cache,
         )
         out: dict[str, Any] = dict(result.report.fields())
         if return_report:
