@@ -32,8 +32,8 @@ def _settings(config: RetrievalConfig) -> dict[str, Any]:
 
 
 def _write_array(path: Path, name: str, width: int, nbytes: int, index: TrainingIndex) -> None:
-    data = pa.allocate_buffer(nbytes)
-    index._core.copy_array(name, memoryview(data).cast("B"))
+    address, size = index._core.array_address(name)
+    data = pa.foreign_buffer(address, size, base=index._core)  # no copy
     array = pa.Array.from_buffers(_TYPES[width], nbytes // width, [None, data])
     schema = pa.schema([pa.field("values", _TYPES[width])], metadata={"tame_mt.array": name})
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema, options=_IPC) as w:

@@ -58,6 +58,20 @@ pub fn checksum(bytes: &[u8]) -> u64 {
 }
 
 impl Side {
+    /// The checks read every page; let the mapped ones go until a search needs them.
+    fn release_resident(&self) {
+        let p = &self.postings;
+        self.vocab.release_resident();
+        p.sizes.release_resident();
+        p.local_of.release_resident();
+        p.internal_of.release_resident();
+        p.offsets.release_resident();
+        p.postings.release_resident();
+        self.row_hash.release_resident();
+        self.hash_keys.release_resident();
+        self.hash_rows.release_resident();
+    }
+
     fn arrays(&self) -> [&[u8]; 9] {
         let p = &self.postings;
         [
@@ -254,6 +268,9 @@ impl TrainingIndex {
             check_side("source", &source, rows)?;
             check_side("target", &target, rows)
         })?;
+        for side in [&source, &target] {
+            side.release_resident();
+        }
         Ok(TrainingIndex {
             config,
             source,

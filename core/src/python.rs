@@ -285,22 +285,15 @@ impl PyTrainingIndex {
         })
     }
 
-    /// Copy one array's bytes into a writable buffer of exactly its size.
-    fn copy_array(&self, py: Python<'_>, name: &str, out: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// `(address, bytes)` of one array, for a zero-copy view that keeps this index
+    /// alive (`pyarrow.foreign_buffer(address, bytes, base=index)`).
+    fn array_address(&self, name: &str) -> PyResult<(usize, usize)> {
         let arrays = self.inner.arrays();
         let (_, _, bytes) = arrays
             .iter()
             .find(|(n, _, _)| n == name)
             .ok_or_else(|| PyKeyError::new_err(name.to_string()))?;
-        let buffer = PyBuffer::<u8>::get(out)?;
-        if buffer.len_bytes() != bytes.len() {
-            return Err(PyValueError::new_err(format!(
-                "{name}: buffer holds {} bytes, the array {}",
-                buffer.len_bytes(),
-                bytes.len()
-            )));
-        }
-        buffer.copy_from_slice(py, bytes)
+        Ok((bytes.as_ptr() as usize, bytes.len()))
     }
 
     /// An index over buffers (e.g. of a memory-mapped file), used without

@@ -124,7 +124,31 @@ impl<T: Plain> Array<T> {
     pub fn nbytes(&self) -> usize {
         self.as_bytes().len()
     }
+
+    /// Hint that borrowed (memory-mapped) pages may leave resident memory; they
+    /// are read back from the file when next touched. Owned arrays are untouched.
+    pub fn release_resident(&self) {
+        if let Inner::Borrowed { ptr, len, .. } = &self.inner {
+            release_pages(ptr.as_ptr() as *const u8, len * std::mem::size_of::<T>());
+        }
+    }
 }
+
+#[cfg(unix)]
+fn release_pages(start: *const u8, len: usize) {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+    let first = start as usize / page * page;
+    let end = (start as usize + len).div_ceil(page) * page;
+    // SAFETY: the range lies in a read-only file mapping (whole pages of it);
+    // MADV_DONTNEED only drops residency, the file supplies the same bytes again.
+    unsafe {
+        libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_DONTNEED);
+    }
+}
+
+#[cfg(not(unix))]
+fn release_pages(_start: *const u8, _len: usize) {}
 
 impl<T: Plain> Deref for Array<T> {
     type Target = [T];
