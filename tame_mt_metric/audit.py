@@ -18,7 +18,13 @@ from tame_mt_metric.cache import CacheOptions, cached_index, digest, find_cached
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.errors import CacheWarning
-from tame_mt_metric.exposure import Exposures, ItemExposure, Neighbour, stream_exposures
+from tame_mt_metric.exposure import (
+    Exposures,
+    ItemExposure,
+    Neighbour,
+    TrainingIndex,
+    stream_exposures,
+)
 from tame_mt_metric.quality import Scorers
 from tame_mt_metric.tame_config import TameConfig
 from tame_mt_metric.tm_baseline import tm_hypotheses
@@ -60,8 +66,6 @@ def _exposures(
         if cache.enabled:
             index = cached_index(train, config, cache)
         else:
-            from tame_mt_metric.exposure import TrainingIndex
-
             index = TrainingIndex.build(train.sources, train.targets, config)
         return index.find_exposures(sources, references)
     pairs = zip(train.sources, train.targets, strict=True)
