@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import uuid
 import warnings
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -42,6 +43,12 @@ class Audit:
     tm_hypotheses: list[str]
     tm_statistics: dict[str, list[list[int]]]
     from_cache: bool = False
+
+
+# Audits used recently in this process, by key: a training loop's later
+# evaluations find theirs here without reading the file.
+_RECENT: OrderedDict[tuple[str, str], Audit] = OrderedDict()
+_RECENT_SIZE = 8
 
 
 def choose_strategy(config: RetrievalConfig, num_train: int, num_test: int, indexed: bool) -> str:
@@ -87,9 +94,10 @@ def audit_key(
     return digest(train_key, settings, sources, (r for refs in references for r in refs))
 
 
+# Neighbour fields in the order of its constructor.
 _COLUMNS = {
     "source": ("row", "overlap", "union"),
-    "target": ("row", "reference", "overlap", "union"),
+    "target": ("row", "overlap", "union", "reference"),
     "pair": ("row", "overlap", "union"),
 }
 
@@ -121,20 +129,21 @@ def _from_table(table: pa.Table, key: str, num_items: int, metrics: tuple[str, .
     if meta.get(b"tame_mt.audit") != key.encode() or table.num_rows != num_items:
         raise ValueError("the file holds another audit")
     cols = {name: table.column(name).to_pylist() for name in table.column_names}
-
-    def neighbour(side: str, i: int) -> Neighbour:
-        return Neighbour(**{f: cols[f"{side}_{f}"][i] for f in _COLUMNS[side]})
-
+    source, target, pair = (
+        [Neighbour(*row) for row in zip(*(cols[f"{side}_{f}"] for f in fields), strict=True)]
+        for side, fields in _COLUMNS.items()
+    )
     items = tuple(
-        ItemExposure(
-            source=(neighbour("source", i),),
-            target=(neighbour("target", i),),
-            pair=neighbour("pair", i),
-            source_exact=cols["source_exact"][i],
-            target_exact=cols["target_exact"][i],
-            pair_exact=cols["pair_exact"][i],
+        ItemExposure((s,), (t,), p, se, te, pe)
+        for s, t, p, se, te, pe in zip(
+            source,
+            target,
+            pair,
+            cols["source_exact"],
+            cols["target_exact"],
+            cols["pair_exact"],
+            strict=True,
         )
-        for i in range(num_items)
     )
     exposures = Exposures(items, int(meta[b"num_train"]), meta[b"strategy"].decode())
     stats = {m: cols[f"tm_stats_{m}"] for m in metrics}
@@ -183,11 +192,23 @@ def run_audit(
     cache = cache or CacheOptions()
     key = audit_key(cache.key_of(train), sources, references, config) if cache.enabled else ""
     path = _audit_path(cache, key)
+    recent = (str(path), key)
+    if cache.enabled and recent in _RECENT:
+        _RECENT.move_to_end(recent)
+        return _RECENT[recent]
     if cache.enabled and (found := _load(path, key, len(sources), config.metrics)):
-        return found
+        return _remember(recent, found)
     exposures = _exposures(train, sources, references, config.retrieval, cache)
     tm = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
     audit = Audit(exposures, tm, scorers.statistics(tm).rows())
     if cache.enabled:
         _save(path, _to_table(audit, key))
+        _remember(recent, replace(audit, from_cache=True))
+    return audit
+
+
+def _remember(recent: tuple[str, str], audit: Audit) -> Audit:
+    _RECENT[recent] = audit
+    while len(_RECENT) > _RECENT_SIZE:
+        _RECENT.popitem(last=False)
     return audit

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from tame_mt_metric._core import __version__ as core_version
@@ -65,7 +66,20 @@ class TameResult:
     report: TameReport
     exposures: Exposures
     tm_hypotheses: list[str]
-    segments: list[dict[str, Any]]
+    train: TrainingCorpus
+    include_neighbor_text: bool = False
+
+    @cached_property
+    def segments(self) -> list[dict[str, Any]]:
+        """One dict per test item (built on first use)."""
+        text = self.include_neighbor_text
+        return segment_rows(
+            self.exposures,
+            self.report.summary.item_bins,
+            self.tm_hypotheses,
+            self.train.sources if text else None,
+            self.train.targets if text else None,
+        )
 
 
 def score_tame(
@@ -118,11 +132,4 @@ def score_tame(
         },
         dependencies={"sacrebleu": SACREBLEU_VERSION},
     )
-    segments = segment_rows(
-        exposures,
-        summary.item_bins,
-        tm,
-        train.sources if include_neighbor_text else None,
-        train.targets if include_neighbor_text else None,
-    )
-    return TameResult(report, exposures, tm, segments)
+    return TameResult(report, exposures, tm, train, include_neighbor_text)
