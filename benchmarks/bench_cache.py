@@ -132,6 +132,8 @@ def _tame(tame: Path, stage: str, folder: Path, work: Path) -> list[str]:
         "native_exact",
         "--diagnostic-out",
         str(work / "diag.jsonl"),
+        "--max-index-load-bytes",
+        str(64 << 30),
         "--quiet",
     ]
 

@@ -49,6 +49,8 @@ class Audit:
 # evaluations find theirs here without reading the file.
 _RECENT: OrderedDict[tuple[str, str], Audit] = OrderedDict()
 _RECENT_SIZE = 8
+# Bumped whenever the audit file's columns or their meaning change.
+AUDIT_FORMAT = 2
 
 
 def choose_strategy(config: RetrievalConfig, num_train: int, num_test: int, indexed: bool) -> str:
@@ -84,6 +86,7 @@ def audit_key(
 ) -> str:
     settings = "|".join(
         [
+            f"audit_format:{AUDIT_FORMAT}",
             __version__,
             config.retrieval.signature(),
             f"tm:{config.tm_zero_policy}",
@@ -124,7 +127,7 @@ def _to_table(audit: Audit, key: str) -> pa.Table:
     return pa.table(data).replace_schema_metadata(meta)
 
 
-def _from_table(table: pa.Table, key: str, num_items: int, metrics: tuple[str, ...]) -> Audit:
+def _from_table(table: pa.Table, key: str, num_items: int, statistics: set[str]) -> Audit:
     meta = table.schema.metadata or {}
     if meta.get(b"tame_mt.audit") != key.encode() or table.num_rows != num_items:
         raise ValueError("the file holds another audit")
@@ -146,7 +149,9 @@ def _from_table(table: pa.Table, key: str, num_items: int, metrics: tuple[str, .
         )
     )
     exposures = Exposures(items, int(meta[b"num_train"]), meta[b"strategy"].decode())
-    stats = {m: cols[f"tm_stats_{m}"] for m in metrics}
+    stats = {n.removeprefix("tm_stats_"): v for n, v in cols.items() if n.startswith("tm_stats_")}
+    if set(stats) != statistics:
+        raise ValueError(f"statistics of {sorted(stats)}, expected {sorted(statistics)}")
     return Audit(exposures, cols["tm_hyp"], stats, from_cache=True)
 
 
@@ -154,13 +159,13 @@ def _audit_path(cache: CacheOptions, key: str) -> Path:
     return cache.root() / "audit" / f"{key}.arrow"
 
 
-def _load(path: Path, key: str, num_items: int, metrics: tuple[str, ...]) -> Audit | None:
+def _load(path: Path, key: str, num_items: int, statistics: set[str]) -> Audit | None:
     if not path.exists():
         return None
     try:
         with pa.memory_map(str(path), "r") as source:
             table = pa.ipc.open_file(source).read_all()
-        return _from_table(table, key, num_items, metrics)
+        return _from_table(table, key, num_items, statistics)
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
         warnings.warn(
             f"recomputing the cached audit {path.name}: {exc}", CacheWarning, stacklevel=3
@@ -196,7 +201,7 @@ def run_audit(
     if cache.enabled and recent in _RECENT:
         _RECENT.move_to_end(recent)
         return _RECENT[recent]
-    if cache.enabled and (found := _load(path, key, len(sources), config.metrics)):
+    if cache.enabled and (found := _load(path, key, len(sources), scorers.statistics_names)):
         return _remember(recent, found)
     exposures = _exposures(train, sources, references, config.retrieval, cache)
     tm = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)

@@ -12,6 +12,7 @@ __all__ = [
     "InvalidOptionError",
     "MisalignedInputError",
     "MissingColumnError",
+    "MissingModelError",
     "TameError",
 ]
 
@@ -50,3 +51,7 @@ class IndexFileError(TameError, ValueError):
 
 class CacheWarning(UserWarning):
     """A cached entry (index or audit) could not be trusted and was rebuilt."""
+
+
+class MissingModelError(TameError, FileNotFoundError):
+    """A model file a metric needs (spBLEU's SentencePiece model) is not where it is looked for."""

@@ -1,19 +1,60 @@
 """System quality from sacrebleu's sufficient statistics: each hypothesis set
 is read once into per-segment statistics, and any subset of segments (a bin)
-is scored by summing its rows, exactly as sacrebleu scores a corpus."""
+is scored from its rows: corpus metrics sum them, exactly as sacrebleu scores
+a corpus; ``chrf++_avg`` averages the sentence scores of the rows.
+
+Metrics: ``bleu`` (tokenizer ``bleu_tokenize``), ``chrf`` (word order
+``chrf_word_order``; chrF++ by default), ``spbleu`` (BLEU over FLORES
+SentencePiece pieces), ``chrf++`` (corpus chrF++) and ``chrf++_avg`` (the mean
+of sentence-level chrF++: the FLORES protocol reports both, as they differ).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sacrebleu
 from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.metrics.chrf import CHRF
 
+from tame_mt_metric.spbleu import find_model, spbleu_metric
 from tame_mt_metric.tame_config import TameConfig
 
 __all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics"]
+
+SACREBLEU_VERSION: str = sacrebleu.__version__
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """A reported metric: the sacrebleu statistics it reads, and how it aggregates."""
+
+    name: str
+    statistics: str
+    sentence_mean: bool = False
+
+
+def metric_defs(config: TameConfig) -> list[MetricDef]:
+    defs = {
+        "bleu": MetricDef("bleu", "bleu"),
+        "chrf": MetricDef("chrf", f"chrf_wo{config.chrf_word_order}"),
+        "spbleu": MetricDef("spbleu", "spbleu"),
+        "chrf++": MetricDef("chrf++", "chrf_wo2"),
+        "chrf++_avg": MetricDef("chrf++_avg", "chrf_wo2", sentence_mean=True),
+    }
+    return [defs[name] for name in config.metrics]
+
+
+def _sacrebleu_metric(name: str, config: TameConfig, streams: list[list[str]]) -> Any:
+    if name == "bleu":
+        return BLEU(
+            tokenize=config.bleu_tokenize, lowercase=config.bleu_lowercase, references=streams
+        )
+    if name == "spbleu":
+        return spbleu_metric(find_model(config.spbleu_tokenize, config.spm_model), streams)
+    return CHRF(word_order=int(name.removeprefix("chrf_wo")), references=streams)
 
 
 def _column_sums(rows: list[list[int]]) -> list[int]:
@@ -23,29 +64,33 @@ def _column_sums(rows: list[list[int]]) -> list[int]:
 
 
 class SegmentStatistics:
-    """Per-segment statistics of one hypothesis set under each metric."""
+    """Per-segment statistics of one hypothesis set, by sacrebleu metric."""
 
-    def __init__(self, metrics: dict[str, Any], stats: dict[str, list[list[int]]]) -> None:
+    def __init__(
+        self, defs: list[MetricDef], metrics: dict[str, Any], stats: dict[str, list[list[int]]]
+    ) -> None:
+        self._defs = defs
         self._metrics = metrics
         self._stats = stats
 
-    def __len__(self) -> int:
-        return len(next(iter(self._stats.values()), []))
-
     def rows(self) -> dict[str, list[list[int]]]:
-        """The per-segment statistics by metric (what an audit caches)."""
+        """The per-segment statistics by sacrebleu metric (what an audit caches)."""
         return self._stats
 
     def score(self, rows: Sequence[int] | None = None) -> dict[str, float]:
-        """Corpus scores (0-100) of the given segments (all by default); nan for none."""
+        """Scores (0-100) of the given segments (all by default); nan for none."""
         out = {}
-        for name, metric in self._metrics.items():
-            stats = self._stats[name]
+        for d in self._defs:
+            stats = self._stats[d.statistics]
             chosen = stats if rows is None else [stats[i] for i in rows]
+            metric = self._metrics[d.statistics]
             if not chosen:
-                out[name] = float("nan")
+                out[d.name] = float("nan")
+            elif d.sentence_mean:
+                scores = [metric._compute_score_from_stats(s).score for s in chosen]
+                out[d.name] = float(sum(scores) / len(scores))
             else:
-                out[name] = float(metric._compute_score_from_stats(_column_sums(chosen)).score)
+                out[d.name] = float(metric._compute_score_from_stats(_column_sums(chosen)).score)
         return out
 
 
@@ -61,29 +106,25 @@ class Scorers:
     def __init__(self, config: TameConfig, references: Sequence[Sequence[str]]) -> None:
         """``references`` holds one list per item (the same count for every item)."""
         streams = [list(stream) for stream in zip(*references, strict=True)]
+        self._defs = metric_defs(config)
         self._metrics: dict[str, Any] = {}
-        if "bleu" in config.metrics:
-            self._metrics["bleu"] = BLEU(
-                tokenize=config.bleu_tokenize,
-                lowercase=config.bleu_lowercase,
-                references=streams,
-            )
-        if "chrf" in config.metrics:
-            self._metrics["chrf"] = CHRF(word_order=config.chrf_word_order, references=streams)
+        for d in self._defs:
+            if d.statistics not in self._metrics:
+                self._metrics[d.statistics] = _sacrebleu_metric(d.statistics, config, streams)
+
+    @property
+    def statistics_names(self) -> set[str]:
+        """The sacrebleu statistics these metrics read (keys of ``rows()``)."""
+        return set(self._metrics)
 
     def from_rows(self, stats: dict[str, list[list[int]]]) -> SegmentStatistics:
         """Statistics extracted earlier (by ``statistics(...).rows()``) with the same settings."""
-        return SegmentStatistics(self._metrics, stats)
+        return SegmentStatistics(self._defs, self._metrics, stats)
 
     def statistics(self, hypotheses: Sequence[str]) -> SegmentStatistics:
         hyps = list(hypotheses)
-        return SegmentStatistics(
-            self._metrics,
-            {
-                name: metric._extract_corpus_statistics(hyps, None)
-                for name, metric in self._metrics.items()
-            },
-        )
-
-
-SACREBLEU_VERSION: str = sacrebleu.__version__
+        stats = {
+            name: metric._extract_corpus_statistics(hyps, None)
+            for name, metric in self._metrics.items()
+        }
+        return SegmentStatistics(self._defs, self._metrics, stats)

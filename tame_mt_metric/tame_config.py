@@ -11,9 +11,10 @@ from typing import Any, Literal
 from tame_mt_metric.config import RetrievalConfig, Strategy, threshold
 from tame_mt_metric.errors import InvalidOptionError
 
-__all__ = ["METRICS", "TameConfig", "ZeroPolicy", "format_threshold"]
+__all__ = ["DEFAULT_METRICS", "METRICS", "TameConfig", "ZeroPolicy", "format_threshold"]
 
-METRICS = ("bleu", "chrf")
+METRICS = ("bleu", "chrf", "spbleu", "chrf++", "chrf++_avg")
+DEFAULT_METRICS = ("bleu", "chrf")
 ZeroPolicy = Literal["empty", "nearest"]
 ZERO_POLICIES: tuple[ZeroPolicy, ...] = ("empty", "nearest")
 BLEU_TOKENIZERS = (
@@ -71,8 +72,11 @@ class TameConfig:
         strategy ("auto", "indexed", "streaming"), threads, block_rows.
     Bins and leaks: far_threshold (0.30), near_threshold (0.70), leak_thresholds
         (0.70, 0.85, 0.95); decimals are read exactly ("0.7" and 0.7 are 7/10).
-    Scores: metrics ("bleu", "chrf"; chrf is chrF++ when chrf_word_order is 2),
-        bleu_tokenize ("13a"), bleu_lowercase, chrf_word_order (2).
+    Scores: metrics (default "bleu", "chrf"; chrf is chrF++ when chrf_word_order is 2;
+        also "spbleu", "chrf++" and "chrf++_avg", the mean of sentence chrF++),
+        bleu_tokenize ("13a"), bleu_lowercase, chrf_word_order (2), spbleu_tokenize
+        ("flores200" or "flores101"), spm_model (the SentencePiece model's path; see
+        ``tame_mt_metric.spbleu``).
     TM baseline: tm_zero_policy ("empty": an item whose source shares no gram with
         training gets an empty TM hypothesis; "nearest": the lowest row's target).
     Warnings: min_bin_size_warning (30).
@@ -85,10 +89,12 @@ class TameConfig:
     far_threshold: Fraction = field(default=Fraction(3, 10))
     near_threshold: Fraction = field(default=Fraction(7, 10))
     leak_thresholds: tuple[Fraction, ...] = (Fraction(7, 10), Fraction(85, 100), Fraction(95, 100))
-    metrics: tuple[str, ...] = METRICS
+    metrics: tuple[str, ...] = DEFAULT_METRICS
     bleu_tokenize: str = "13a"
     bleu_lowercase: bool = False
     chrf_word_order: int = 2
+    spbleu_tokenize: str = "flores200"
+    spm_model: str | None = None
     tm_zero_policy: ZeroPolicy = "empty"
     min_bin_size_warning: int = 30
     strategy: Strategy = "auto"
@@ -113,7 +119,13 @@ class TameConfig:
         for m in metrics:
             if m not in METRICS:
                 raise InvalidOptionError(f"metrics: unknown metric {m!r}; choose from {METRICS}")
-        set_(self, "metrics", tuple(m for m in METRICS if m in metrics))
+        if len(set(metrics)) != len(metrics):
+            raise InvalidOptionError(f"metrics: repeated metric in {metrics!r}")
+        set_(self, "metrics", tuple(metrics))
+        if "spbleu" in self.metrics:
+            from tame_mt_metric.spbleu import find_model
+
+            find_model(self.spbleu_tokenize, self.spm_model)  # a missing model fails here
         if self.bleu_tokenize not in BLEU_TOKENIZERS:
             raise InvalidOptionError(
                 f"bleu_tokenize: unknown tokenizer {self.bleu_tokenize!r}; "
@@ -167,10 +179,15 @@ class TameConfig:
         )
 
     def scores_signature(self) -> str:
-        return (
+        signature = (
             f"metrics:{','.join(self.metrics)}|sacrebleu:bleu_tok_{self.bleu_tokenize}"
             f"_lc_{int(self.bleu_lowercase)}_chrf_wo_{self.chrf_word_order}"
         )
+        if "spbleu" in self.metrics:
+            from tame_mt_metric.spbleu import find_model
+
+            signature += f"|spbleu:{find_model(self.spbleu_tokenize, self.spm_model).signature()}"
+        return signature
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as JSON values (thresholds as floats)."""
