@@ -36,7 +36,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from numbers import Real
 from typing import TypedDict
 
-from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError, TameError
+from tame_mt_metric.errors import (
+    InvalidOptionError,
+    MisalignedInputError,
+    UndefinedCorrelationError,
+)
 
 __all__ = [
     "COEFFICIENTS",
@@ -53,10 +57,6 @@ __all__ = [
 
 COEFFICIENTS = ("spearman", "pearson", "kendall")
 MIN_PAIRS = 3
-
-
-class UndefinedCorrelationError(TameError, ValueError):
-    """Too few pairs, or one side constant: the coefficient is not defined."""
 
 
 class Interval(TypedDict):

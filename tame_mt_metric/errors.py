@@ -14,6 +14,7 @@ __all__ = [
     "MissingColumnError",
     "MissingModelError",
     "TameError",
+    "UndefinedCorrelationError",
 ]
 
 
@@ -26,7 +27,8 @@ class InvalidOptionError(TameError, ValueError):
 
 
 class MisalignedInputError(TameError, ValueError):
-    """Inputs that must be line-aligned have different lengths."""
+    """Inputs that must be aligned differ: line-aligned inputs have different lengths,
+    or keyed inputs (directions) cover different keys."""
 
 
 class EmptyCorpusError(TameError, ValueError):
@@ -34,7 +36,9 @@ class EmptyCorpusError(TameError, ValueError):
 
 
 class InputTextError(TameError, ValueError):
-    """An input item is not text (None, bytes, a number) or a file is not valid UTF-8."""
+    """An input item is not text (None, bytes, a number), a file is not valid UTF-8,
+    or a row of a score table is malformed (wrong column count, a score out of
+    range, an empty field, a repeated rating)."""
 
 
 class EmptyTestSetError(TameError, ValueError):
@@ -55,3 +59,7 @@ class CacheWarning(UserWarning):
 
 class MissingModelError(TameError, FileNotFoundError):
     """A model file a metric needs (spBLEU's SentencePiece model) is not where it is looked for."""
+
+
+class UndefinedCorrelationError(TameError, ValueError):
+    """Too few pairs, or one side constant: a correlation coefficient is not defined."""

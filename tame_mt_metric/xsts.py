@@ -9,9 +9,10 @@ calibration set. The recipe, as the evaluation card writes it:
    medians over the direction's items (an even number of scores has the mean of
    the two middle ones as its median, as ``statistics.median`` computes it);
 2. ``C_raw``, the same mean of medians over the direction's calibration items;
-3. ``C_shift = C_raw - C_mean`` (``C_mean`` = 3.01, the mean over all directions,
-   unless given), ``S = tanh(-C_shift)``, ``E = tanh(H_raw - 5)`` if
-   ``C_shift <= 0`` else ``tanh(H_raw - 1)``, and ``H_cal = H_raw + S * E``.
+3. ``C_shift = C_raw - C_mean``, ``S = tanh(-C_shift)``, ``E = tanh(H_raw - 5)``
+   if ``C_shift <= 0`` else ``tanh(H_raw - 1)``, and ``H_cal = H_raw + S * E``.
+   ``C_mean`` is 3.01, NLLB's mean of ``C_raw`` over all its directions, unless
+   given: with calibration data of your own, pass your directions' mean ``C_raw``.
 
 Two recipes are offered:
 
@@ -24,7 +25,10 @@ Two recipes are offered:
   ``E = tanh(5 - H_raw)``, so the direction is raised, less so as ``H_raw`` nears 5.
 
 At ``C_shift == 0`` (``C_raw == C_mean``) ``S`` is zero and both recipes leave the
-score unchanged: ``H_cal == H_raw`` exactly.
+score unchanged: ``H_cal == H_raw`` exactly. The shift is always less than 1 in
+size. The symmetric recipe keeps ``H_cal`` within [1, 5] (``u - tanh(u) >= 0``);
+the card's can fall below 1 for a low score of very harsh annotators (``H_raw =
+1.5``, ``C_raw = 1`` gives about 0.54).
 
 Worked example: a direction with four items rated ``[4, 5, 4]``, ``[3, 3, 5]``,
 ``[5, 4, 5]`` and ``[2, 4]`` has medians 4, 3, 5 and 3 (the mean of 2 and 4), so
@@ -57,6 +61,7 @@ skipped) or as rows of four values; scores are integers from 1 to 5:
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -200,14 +205,12 @@ def _parse_score(where: str, direction: str, item: str, value: object) -> int:
         raise InputTextError(f"{where}: item {item!r} of direction {direction!r} has no score")
     score: int | None = None
     if isinstance(value, bool):
-        score = None
-    elif isinstance(value, Integral):
-        score = int(value)
-    elif isinstance(value, float) and value.is_integer():
-        score = int(value)
+        pass
+    elif isinstance(value, Integral | float):
+        score = int(value) if float(value).is_integer() else None
     elif isinstance(value, str):
         text = value.strip()
-        if text.lstrip("+-").isdecimal() and text.isascii():
+        if re.fullmatch(r"[+-]?[0-9]+", text):
             score = int(text)
     if score is None or not MIN_SCORE <= score <= MAX_SCORE:
         raise InputTextError(
@@ -258,8 +261,13 @@ def _rows(source: RatingSource, name: str) -> Iterator[tuple[str, Sequence[objec
 def read_ratings(source: RatingSource, name: str = "scores") -> Ratings:
     """Ratings from a TSV path or from rows of ``(direction, item, annotator, score)``.
 
-    Errors name ``path:line`` (files) or ``name[row index]`` (rows). An annotator
-    may rate an item once.
+    A file's first line is skipped as a header when its fields are, in any case,
+    ``direction``, ``item`` (or ``item id``, ``item_id``, ``itemid``, ``id``),
+    ``annotator`` (or ``rater``) and ``score`` (or ``xsts``). Labels are stripped
+    text (row values are turned into text: item 7 is ``"7"``). A score is an int,
+    an integral float (``4.0``) or the text of an integer. Errors name
+    ``path:line`` (files) or ``name[row index]`` (rows, from 0). An annotator may
+    rate an item once.
 
     >>> read_ratings([("eng-deu", 7, "a", 5), ("eng-deu", 7, "b", "4")])
     {'eng-deu': {'7': {'a': 5, 'b': 4}}}
@@ -290,7 +298,7 @@ def read_ratings(source: RatingSource, name: str = "scores") -> Ratings:
         seen_at[key] = where
         ratings.setdefault(direction, {}).setdefault(item, {})[annotator] = score
     if not ratings:
-        raise InputTextError(f"{name}: no ratings")
+        raise InputTextError(f"{source if isinstance(source, str | Path) else name}: no ratings")
     return ratings
 
 
