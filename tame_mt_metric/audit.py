@@ -15,9 +15,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.cache import CacheOptions, cached_index, digest, find_cached_index
+from tame_mt_metric.cache import CacheOptions, cached_index, find_cached_index
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import CacheWarning
 from tame_mt_metric.exposure import (
     Exposures,

@@ -15,16 +15,15 @@ import json
 import os
 import shutil
 import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import xxhash
 from filelock import FileLock
 
 from tame_mt_metric import _core
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import CacheWarning, IndexFileError, InvalidOptionError
 from tame_mt_metric.exposure import TrainingIndex
 from tame_mt_metric.index_store import read_index, read_manifest, write_index
@@ -36,7 +35,6 @@ __all__ = [
     "cache_root",
     "cached_index",
     "clear",
-    "digest",
     "list_entries",
     "remove",
 ]
@@ -84,17 +82,6 @@ def cache_root(cache_dir: str | Path | None = None) -> Path:
     from datasets import config
 
     return Path(config.HF_DATASETS_CACHE) / "tame_mt"
-
-
-def digest(*parts: str | Iterable[str]) -> str:
-    """XXH3-64 of texts, each prefixed by its UTF-8 length (16 hexadecimal digits)."""
-    h = xxhash.xxh3_64()
-    for part in parts:
-        for text in [part] if isinstance(part, str) else part:
-            data = text.encode("utf-8")
-            h.update(len(data).to_bytes(8, "little"))
-            h.update(data)
-    return h.hexdigest()
 
 
 def _settings_digest(config: RetrievalConfig) -> str:

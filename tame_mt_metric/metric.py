@@ -58,9 +58,10 @@ Load-time options (``evaluate.load("tame_mt", **options)``): ``train``,
 for the corpus instead of its content hash; ``use_cache``, default True); and the
 report settings ``ngram_orders`` (3,4,5), ``lowercase``, ``strip_diacritics``,
 ``normalize_punctuation`` (False), ``far_threshold`` (0.30), ``near_threshold``
-(0.70), ``leak_thresholds`` (0.70,0.85,0.95), ``metrics`` (bleu,chrf),
-``bleu_tokenize`` (13a), ``bleu_lowercase`` (False), ``chrf_word_order`` (2:
-chrF++), ``tm_zero_policy`` (empty), ``min_bin_size_warning`` (30),
+(0.70), ``leak_thresholds`` (0.70,0.85,0.95), ``metrics`` (bleu,chrf; also
+spbleu, chrf++ and chrf++_avg), ``bleu_tokenize`` (13a), ``bleu_lowercase``
+(False), ``chrf_word_order`` (2: chrF++), ``spbleu_tokenize`` (flores200),
+``spm_model`` (path), ``tm_zero_policy`` (empty), ``min_bin_size_warning`` (30),
 ``threads``, ``strategy`` (auto), ``block_rows``.
 
 Returns:

@@ -11,6 +11,7 @@ of sentence-level chrF++: the FLORES protocol reports both, as they differ).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ import sacrebleu
 from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.metrics.chrf import CHRF
 
+from tame_mt_metric.digest import digest
 from tame_mt_metric.spbleu import find_model, spbleu_metric
 from tame_mt_metric.tame_config import TameConfig
 
@@ -94,6 +96,10 @@ class SegmentStatistics:
         return out
 
 
+_RECENT: OrderedDict[tuple[str, str], Scorers] = OrderedDict()
+_RECENT_SIZE = 4
+
+
 class Scorers:
     """The configured sacrebleu metrics with the references read once.
 
@@ -106,11 +112,25 @@ class Scorers:
     def __init__(self, config: TameConfig, references: Sequence[Sequence[str]]) -> None:
         """``references`` holds one list per item (the same count for every item)."""
         streams = [list(stream) for stream in zip(*references, strict=True)]
+        self._references = [list(refs) for refs in references]
         self._defs = metric_defs(config)
         self._metrics: dict[str, Any] = {}
         for d in self._defs:
             if d.statistics not in self._metrics:
                 self._metrics[d.statistics] = _sacrebleu_metric(d.statistics, config, streams)
+
+    @classmethod
+    def for_references(cls, config: TameConfig, references: Sequence[Sequence[str]]) -> Scorers:
+        """Scorers of these references, reused while the same references come back
+        (a training loop evaluates one test set many times)."""
+        key = (config.scores_signature(), digest(t for refs in references for t in refs))
+        found = _RECENT.get(key)
+        if found is None or found._references != references:
+            found = _RECENT[key] = cls(config, references)
+            while len(_RECENT) > _RECENT_SIZE:
+                _RECENT.popitem(last=False)
+        _RECENT.move_to_end(key)
+        return found
 
     @property
     def statistics_names(self) -> set[str]:

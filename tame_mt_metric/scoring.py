@@ -101,7 +101,7 @@ def score_tame(
     """
     config = config or TameConfig()
     preds, refs, srcs = check_test_set(predictions, references, sources)
-    scorers = Scorers(config, refs)
+    scorers = Scorers.for_references(config, refs)
     audit = run_audit(train, srcs, refs, config, scorers, cache)
     exposures, tm = audit.exposures, audit.tm_hypotheses
     summary = summarize(exposures, config)

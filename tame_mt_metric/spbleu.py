@@ -25,6 +25,7 @@ from tame_mt_metric.errors import InvalidOptionError, MissingModelError
 __all__ = ["MODEL_ENV", "OFFICIAL_MODELS", "SpmModel", "find_model", "spbleu_metric"]
 
 MODEL_ENV = "TAME_MT_SPM_MODEL"
+MEMO_LINES = 1 << 16  # tokenised lines remembered (sacrebleu's own cache size)
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,8 @@ class SpmTokenizer(BaseTokenizer):
     def __call__(self, line: str) -> str:
         pieces = self._memo.get(line)
         if pieces is None:
+            if len(self._memo) >= MEMO_LINES:
+                self._memo.clear()
             pieces = self._memo[line] = " ".join(self._sp.encode(line, out_type=str))
         return pieces
 
