@@ -87,6 +87,26 @@ class FloresData:
             p.name.removesuffix(f".{split}") for p in (self.root / split).glob(f"*.{split}")
         )
 
+    def metadata(self, split: str = "devtest") -> list[dict[str, str]]:
+        """One row per sentence of the split: URL, domain, topic, has_image,
+        has_hyperlink (``metadata_<split>.tsv``)."""
+        if split not in SPLITS:
+            raise InvalidOptionError(f"split: expected one of {SPLITS}, got {split!r}")
+        path = self.root / f"metadata_{split}.tsv"
+        if not path.is_file():
+            raise InputTextError(f"{path}: missing from the FLORES folder")
+        header, *rows = read_lines(path)
+        names = header.split("\t")
+        out = []
+        for number, row in enumerate(rows, start=2):
+            values = row.split("\t")
+            if len(values) != len(names):
+                raise InputTextError(
+                    f"{path}:{number}: {len(values)} fields, expected {len(names)}"
+                )
+            out.append(dict(zip(names, values, strict=True)))
+        return out
+
     def sentences(self, lang: str, split: str = "devtest") -> list[str]:
         path = self.path(lang, split)
         if not path.is_file():

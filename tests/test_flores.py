@@ -49,6 +49,14 @@ def test_languages_and_codes() -> None:
         check_language("xx")
 
 
+def test_metadata_rows_align_with_sentences() -> None:
+    data = FloresData.locate(SLICE)
+    rows = data.metadata("devtest")
+    assert len(rows) == len(data.sentences("eng_Latn")) == 100
+    assert set(rows[0]) == {"URL", "domain", "topic", "has_image", "has_hyperlink"}
+    assert rows[0]["domain"] in {"wikinews", "wikijunior", "wikivoyage"}
+
+
 def test_every_direction_is_scored_like_sacrebleu(outputs: Path) -> None:
     config = TameConfig(metrics=("chrf++", "chrf++_avg", "bleu"))
     scores = score_directions(SLICE, outputs, config=config)
