@@ -10,7 +10,7 @@ from typing import Any
 
 from tame_mt_metric._core import __version__ as core_version
 from tame_mt_metric._version import __version__
-from tame_mt_metric.audit import run_audit
+from tame_mt_metric.audit import Audit, run_audit
 from tame_mt_metric.cache import CacheOptions
 from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.errors import EmptyTestSetError, InputTextError
@@ -21,7 +21,7 @@ from tame_mt_metric.report import TameReport, bin_scores, segment_rows, warnings
 from tame_mt_metric.summary import summarize
 from tame_mt_metric.tame_config import TameConfig
 
-__all__ = ["TameResult", "check_test_set", "score_tame", "signature"]
+__all__ = ["TameResult", "check_test_set", "report_from_audit", "score_tame", "signature"]
 
 
 def check_test_set(
@@ -40,14 +40,14 @@ def check_test_set(
     return preds, refs, srcs
 
 
-def signature(config: TameConfig, corpus: TrainingCorpus, strategy: str) -> str:
+def signature(config: TameConfig, num_train: int, train_fingerprint: str, strategy: str) -> str:
     """Every setting that can change a number, the training corpus and the versions."""
     return "|".join(
         [
             "tame-mt-metric",
             f"v:{__version__}",
             f"core:{core_version}",
-            f"train:{corpus.num_rows}_{corpus.fingerprint[:16]}",
+            f"train:{num_train}_{train_fingerprint[:16]}",
             config.retrieval.signature(),
             f"idx:{config.strategy}",
             f"backend:{strategy}",
@@ -66,19 +66,20 @@ class TameResult:
     report: TameReport
     exposures: Exposures
     tm_hypotheses: list[str]
-    train: TrainingCorpus
+    train: TrainingCorpus | None = None
     include_neighbor_text: bool = False
 
     @cached_property
     def segments(self) -> list[dict[str, Any]]:
-        """One dict per test item (built on first use)."""
-        text = self.include_neighbor_text
+        """One dict per test item (built on first use); neighbour texts only when asked
+        for and the training corpus is at hand."""
+        text = self.train if self.include_neighbor_text else None
         return segment_rows(
             self.exposures,
             self.report.summary.item_bins,
             self.tm_hypotheses,
-            self.train.sources if text else None,
-            self.train.targets if text else None,
+            text.sources if text else None,
+            text.targets if text else None,
         )
 
 
@@ -103,24 +104,39 @@ def score_tame(
     preds, refs, srcs = check_test_set(predictions, references, sources)
     scorers = Scorers.for_references(config, refs)
     audit = run_audit(train, srcs, refs, config, scorers, cache)
-    exposures, tm = audit.exposures, audit.tm_hypotheses
+    report = report_from_audit(audit, train.num_rows, train.fingerprint, preds, refs, config)
+    return TameResult(report, audit.exposures, audit.tm_hypotheses, train, include_neighbor_text)
+
+
+def report_from_audit(
+    audit: Audit,
+    num_train: int,
+    train_fingerprint: str,
+    predictions: list[str],
+    references: list[list[str]],
+    config: TameConfig,
+) -> TameReport:
+    """The report of a system from an audit of its test set: only the predictions
+    are read (the training corpus is known by its size and fingerprint)."""
+    scorers = Scorers.for_references(config, references)
+    exposures = audit.exposures
     summary = summarize(exposures, config)
-    system_stats, tm_stats = scorers.statistics(preds), scorers.from_rows(audit.tm_statistics)
+    system_stats, tm_stats = scorers.statistics(predictions), scorers.from_rows(audit.tm_statistics)
     system, tm_scores = system_stats.score(), tm_stats.score()
     bins = {b.name: b for b in bin_scores(summary, exposures, system_stats, tm_stats)}
-    report = TameReport(
+    return TameReport(
         config=config,
-        signature=signature(config, train, exposures.strategy),
+        signature=signature(config, num_train, train_fingerprint, exposures.strategy),
         summary=summary,
         system=system,
         tm=tm_scores,
         bins=bins,
         warnings=warnings_for(config, summary, system, tm_scores, bins),
         data={
-            "num_train": train.num_rows,
-            "num_test": len(preds),
-            "num_refs": len(refs[0]),
-            "train_fingerprint": train.fingerprint,
+            "num_train": num_train,
+            "num_test": len(predictions),
+            "num_refs": len(references[0]),
+            "train_fingerprint": train_fingerprint,
         },
         backend={
             "name": "tame-mt-metric",
@@ -132,4 +148,3 @@ def score_tame(
         },
         dependencies={"sacrebleu": SACREBLEU_VERSION},
     )
-    return TameResult(report, exposures, tm, train, include_neighbor_text)

@@ -125,8 +125,8 @@ impl<T: Plain> Array<T> {
         self.as_bytes().len()
     }
 
-    /// Hint that borrowed (memory-mapped) pages may leave resident memory; they
-    /// are read back from the file when next touched. Owned arrays are untouched.
+    /// Hint that borrowed pages (of a memory-mapped file) may leave resident
+    /// memory: they are read back when next touched. Owned arrays are untouched.
     pub fn release_resident(&self) {
         if let Inner::Borrowed { ptr, len, .. } = &self.inner {
             release_pages(ptr.as_ptr() as *const u8, len * std::mem::size_of::<T>());
@@ -134,20 +134,22 @@ impl<T: Plain> Array<T> {
     }
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 fn release_pages(start: *const u8, len: usize) {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
     let first = start as usize / page * page;
     let end = (start as usize + len).div_ceil(page) * page;
-    // SAFETY: the range lies in a read-only file mapping (whole pages of it);
-    // MADV_DONTNEED only drops residency, the file supplies the same bytes again.
+    // SAFETY: MADV_PAGEOUT only reclaims pages and always preserves their content
+    // (clean file pages are read again, anonymous ones come back from swap or stay),
+    // so it is safe on any mapped range, including the partial pages at both ends.
+    // It is advice: an older kernel refusing it (EINVAL) changes nothing.
     unsafe {
-        libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_DONTNEED);
+        libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_PAGEOUT);
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(not(target_os = "linux"))]
 fn release_pages(_start: *const u8, _len: usize) {}
 
 impl<T: Plain> Deref for Array<T> {
@@ -217,6 +219,18 @@ mod tests {
         assert_eq!(&*view, &*owned);
         assert_eq!(view.as_bytes(), owned.as_bytes());
         assert_eq!(&*view.clone(), &[1, 2, u64::MAX]);
+    }
+
+    #[test]
+    fn releasing_pages_keeps_their_content() {
+        // Heap memory, not a file: the advice must not lose a byte here either.
+        let values: Vec<u64> = (0..100_000).map(|i| i * 7 + 3).collect();
+        let keep: Arc<Vec<u64>> = Arc::new(values.clone());
+        let ptr = keep.as_ptr() as *const u8;
+        let view = unsafe { Array::<u64>::borrowed("x", ptr, 8 * 1000, keep.clone()) }.unwrap();
+        view.release_resident();
+        assert_eq!(&*view, &values[..1000]);
+        assert_eq!(&**keep, &values);
     }
 
     #[test]
