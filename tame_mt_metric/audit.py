@@ -70,7 +70,10 @@ def _exposures(
     references: list[list[str]],
     config: RetrievalConfig,
     cache: CacheOptions,
+    index: TrainingIndex | None = None,
 ) -> Exposures:
+    if index is not None:
+        return index.find_exposures(sources, references)
     has_index = cache.enabled and find_cached_index(train, config, cache) is not None
     if choose_strategy(config, train.num_rows, len(sources), has_index) == "indexed":
         if cache.enabled:
@@ -192,9 +195,11 @@ def run_audit(
     config: TameConfig,
     scorers: Scorers,
     cache: CacheOptions | None = None,
+    index: TrainingIndex | None = None,
 ) -> Audit:
     """The audit of a test set: from the cache when an entry for the same training
-    corpus, test set and settings exists, else computed (and stored)."""
+    corpus, test set and settings exists, else computed (and stored); ``index``, an
+    index of ``train`` opened by the caller, is searched instead of choosing."""
     cache = cache or CacheOptions()
     key = audit_key(cache.key_of(train), sources, references, config) if cache.enabled else ""
     path = _audit_path(cache, key)
@@ -204,7 +209,7 @@ def run_audit(
         return _RECENT[recent]
     if cache.enabled and (found := _load(path, key, len(sources), scorers.statistics_names)):
         return _remember(recent, found)
-    exposures = _exposures(train, sources, references, config.retrieval, cache)
+    exposures = _exposures(train, sources, references, config.retrieval, cache, index)
     tm = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
     audit = Audit(exposures, tm, scorers.statistics(tm).rows())
     if cache.enabled:

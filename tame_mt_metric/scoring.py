@@ -14,7 +14,7 @@ from tame_mt_metric.audit import Audit, run_audit
 from tame_mt_metric.cache import CacheOptions
 from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.errors import EmptyTestSetError, InputTextError
-from tame_mt_metric.exposure import Exposures
+from tame_mt_metric.exposure import Exposures, TrainingIndex
 from tame_mt_metric.inputs import check_aligned, check_texts, references_per_item
 from tame_mt_metric.quality import SACREBLEU_VERSION, Scorers
 from tame_mt_metric.report import TameReport, bin_scores, segment_rows, warnings_for
@@ -66,6 +66,7 @@ class TameResult:
     report: TameReport
     exposures: Exposures
     tm_hypotheses: list[str]
+    tm_statistics: dict[str, list[list[int]]]
     train: TrainingCorpus | None = None
     include_neighbor_text: bool = False
 
@@ -91,6 +92,7 @@ def score_tame(
     config: TameConfig | None = None,
     include_neighbor_text: bool = False,
     cache: CacheOptions | None = None,
+    index: TrainingIndex | None = None,
 ) -> TameResult:
     """Score a system against a training corpus: the whole TAME report.
 
@@ -103,9 +105,16 @@ def score_tame(
     config = config or TameConfig()
     preds, refs, srcs = check_test_set(predictions, references, sources)
     scorers = Scorers.for_references(config, refs)
-    audit = run_audit(train, srcs, refs, config, scorers, cache)
+    audit = run_audit(train, srcs, refs, config, scorers, cache, index)
     report = report_from_audit(audit, train.num_rows, train.fingerprint, preds, refs, config)
-    return TameResult(report, audit.exposures, audit.tm_hypotheses, train, include_neighbor_text)
+    return TameResult(
+        report,
+        audit.exposures,
+        audit.tm_hypotheses,
+        audit.tm_statistics,
+        train,
+        include_neighbor_text,
+    )
 
 
 def report_from_audit(

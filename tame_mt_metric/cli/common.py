@@ -1,0 +1,259 @@
+"""What every command shares: the report options (the TAME-MT spec's names),
+the training corpus options, reading aligned text files, writing outputs
+whole (temporary name, then rename; ``.gz`` compressed), and stage timings."""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
+from tame_mt_metric.inputs import read_lines
+from tame_mt_metric.tame_config import METRICS, TameConfig
+
+__all__ = [
+    "Stages",
+    "add_output_options",
+    "add_report_options",
+    "add_train_options",
+    "config_from",
+    "read_aligned",
+    "training_corpus",
+    "write_json",
+    "write_lines",
+]
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("report settings")
+    group.add_argument("--metrics", help=f"comma list from {','.join(METRICS)} (default bleu,chrf)")
+    group.add_argument("--ngram-orders", help="comma list of n-gram orders (default 3,4,5)")
+    group.add_argument("--far-threshold", help="default 0.30")
+    group.add_argument("--near-threshold", help="default 0.70")
+    group.add_argument("--leak-thresholds", help="comma list (default 0.70,0.85,0.95)")
+    group.add_argument("--min-bin-size-warning", type=int)
+    group.add_argument("--tm-zero-policy", choices=("empty", "nearest"))
+    group.add_argument("--lowercase", action="store_true", default=None)
+    group.add_argument("--strip-diacritics", action="store_true", default=None)
+    group.add_argument("--normalize-punctuation", action="store_true", default=None)
+    group.add_argument("--bleu-tokenize")
+    group.add_argument("--bleu-lowercase", action="store_true", default=None)
+    group.add_argument("--chrf-word-order", type=int)
+    group.add_argument("--spbleu-tokenize", choices=("flores200", "flores101"))
+    group.add_argument("--spm-model", help="the SentencePiece model file for spBLEU")
+    group.add_argument("--strategy", choices=("auto", "indexed", "streaming"))
+    group.add_argument("--threads", type=int)
+
+
+_CONFIG_OPTIONS = (
+    "metrics",
+    "ngram_orders",
+    "far_threshold",
+    "near_threshold",
+    "leak_thresholds",
+    "min_bin_size_warning",
+    "tm_zero_policy",
+    "lowercase",
+    "strip_diacritics",
+    "normalize_punctuation",
+    "bleu_tokenize",
+    "bleu_lowercase",
+    "chrf_word_order",
+    "spbleu_tokenize",
+    "spm_model",
+    "strategy",
+    "threads",
+)
+
+
+def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
+    """The report settings given on the command line (checked by ``TameConfig``)."""
+    options = dict(defaults)
+    options.update(
+        {k: getattr(args, k) for k in _CONFIG_OPTIONS if getattr(args, k, None) is not None}
+    )
+    for name in ("metrics", "leak_thresholds"):
+        if isinstance(options.get(name), str):
+            items = [item.strip() for item in options[name].split(",")]
+            if "" in items:
+                raise InvalidOptionError(
+                    f"--{name.replace('_', '-')}: an empty item in {options[name]!r}"
+                )
+            options[name] = tuple(items)
+    return TameConfig.from_options(**options)
+
+
+def add_train_options(parser: argparse.ArgumentParser, index: bool = True) -> None:
+    group = parser.add_argument_group("training corpus (files, a saved dataset, or an index)")
+    group.add_argument("--train-src", type=Path)
+    group.add_argument("--train-tgt", type=Path)
+    group.add_argument(
+        "--train-dataset",
+        type=Path,
+        help="a save_to_disk folder, or an .arrow, .parquet or .jsonl file",
+    )
+    group.add_argument("--source-column", default="source")
+    group.add_argument("--target-column", default="target")
+    group.add_argument("--source-lang", help="with --target-lang: a 'translation' column")
+    group.add_argument("--target-lang")
+    if index:
+        group.add_argument("--index", type=Path, help="an index folder from 'index build'")
+
+
+def _dataset(path: Path) -> Any:
+    import datasets
+
+    if path.is_dir():
+        return datasets.load_from_disk(str(path))
+    suffix = path.suffixes[-2] if path.suffix == ".gz" else path.suffix
+    if suffix == ".arrow":
+        return datasets.Dataset.from_file(str(path))
+    if suffix == ".parquet":
+        return datasets.Dataset.from_parquet(str(path))
+    if suffix in (".jsonl", ".json"):
+        return datasets.Dataset.from_json(str(path))
+    raise InvalidOptionError(
+        f"--train-dataset: {path}: expected a folder or .arrow/.parquet/.jsonl"
+    )
+
+
+def training_corpus(args: argparse.Namespace) -> TrainingCorpus:
+    """The corpus from exactly one of: --train-src/--train-tgt, --train-dataset, --index."""
+    given = [
+        name
+        for name, present in (
+            ("--train-src/--train-tgt", args.train_src or args.train_tgt),
+            ("--train-dataset", args.train_dataset),
+            ("--index", getattr(args, "index", None)),
+        )
+        if present
+    ]
+    if len(given) != 1:
+        raise InvalidOptionError(
+            f"training corpus: give exactly one of --train-src/--train-tgt, --train-dataset, "
+            f"--index (got {', '.join(given) or 'none'})"
+        )
+    if getattr(args, "index", None):
+        from tame_mt_metric.cli.index_files import corpus_of_index
+
+        return corpus_of_index(args.index)
+    if args.train_dataset:
+        if not args.train_dataset.exists():
+            raise FileNotFoundError(f"--train-dataset: {args.train_dataset} does not exist")
+        return TrainingCorpus.from_any(
+            _dataset(args.train_dataset),
+            source_column=args.source_column,
+            target_column=args.target_column,
+            source_lang=args.source_lang,
+            target_lang=args.target_lang,
+        )
+    if not (args.train_src and args.train_tgt):
+        raise InvalidOptionError("--train-src and --train-tgt go together")
+    sources, targets = read_aligned([args.train_src, args.train_tgt])
+    return TrainingCorpus(sources, targets)
+
+
+def read_aligned(paths: Sequence[Path]) -> list[list[str]]:
+    """Files of equal line counts; the first that differs from the first file is named."""
+    texts = []
+    for path in paths:
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"{path}: no such file")
+        texts.append(read_lines(path))
+    for path, lines in zip(paths[1:], texts[1:], strict=True):
+        if len(lines) != len(texts[0]):
+            raise MisalignedInputError(
+                f"{path}: {len(lines)} lines, but {paths[0]} has {len(texts[0])}"
+            )
+    return texts
+
+
+def add_output_options(parser: argparse.ArgumentParser, segments: bool = True) -> None:
+    group = parser.add_argument_group("outputs (.gz compresses)")
+    group.add_argument("--json-out", type=Path, help="the JSON report")
+    if segments:
+        group.add_argument("--segment-out", type=Path, help="JSONL diagnostics + .meta.json")
+        group.add_argument("--tm-out", type=Path, help="the TM hypotheses, one per line")
+        for side in ("source", "reference", "hyp", "neighbor"):
+            group.add_argument(
+                f"--include-{side}-text",
+                action="store_true",
+                help="write this raw text into segment files"
+                + (" (training text)" if side == "neighbor" else ""),
+            )
+
+
+@contextmanager
+def _atomic(path: Path) -> Iterator[Any]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(tmp, "wt", encoding="utf-8") as handle:
+            yield handle
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_lines(path: Path, lines: Sequence[str]) -> None:
+    with _atomic(path) as handle:
+        for line in lines:
+            handle.write(line.replace("\n", " ") + "\n")
+
+
+def write_json(path: Path, value: Any) -> None:
+    with _atomic(path) as handle:
+        json.dump(value, handle, ensure_ascii=False, indent=1, allow_nan=False)
+        handle.write("\n")
+
+
+def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    with _atomic(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+class Stages:
+    """Stage timings on stderr with --verbose; a progress line on a terminal for
+    stages that outlast two seconds."""
+
+    def __init__(self, verbose: bool, quiet: bool) -> None:
+        self.verbose = verbose
+        self.live = not quiet and sys.stderr.isatty()
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        done = threading.Event()
+
+        def show() -> None:
+            while not done.wait(0.5):
+                elapsed = time.perf_counter() - started
+                if elapsed > 2:
+                    sys.stderr.write(f"\r{name} ... {elapsed:.0f} s")
+                    sys.stderr.flush()
+
+        ticker = threading.Thread(target=show, daemon=True) if self.live else None
+        if ticker:
+            ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            if ticker:
+                ticker.join()
+                sys.stderr.write("\r\033[K")
+            if self.verbose:
+                print(f"[{name}] {time.perf_counter() - started:.2f} s", file=sys.stderr)

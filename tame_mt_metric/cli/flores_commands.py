@@ -1,0 +1,192 @@
+"""``flores eval``, ``flores audit``, ``xsts calibrate``, ``correlate`` and
+``toxicity``: thin wrappers of ``tame_mt_metric.flores``, ``xsts``,
+``correlation`` and ``toxicity``."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+from tame_mt_metric.cli.common import add_report_options, config_from, read_aligned, write_json
+from tame_mt_metric.correlation import correlate
+from tame_mt_metric.errors import InputTextError, InvalidOptionError
+from tame_mt_metric.flores import FLORES_METRICS, contamination, score_directions
+from tame_mt_metric.inputs import read_lines
+from tame_mt_metric.toxicity import added_toxicity
+from tame_mt_metric.xsts import calibrate
+
+__all__ = ["register"]
+
+
+def _flores_eval(args: argparse.Namespace) -> int:
+    config = config_from(args, metrics=FLORES_METRICS)
+    scores = score_directions(args.flores, args.outputs, args.split, config)
+    if args.json_out:
+        write_json(args.json_out, json.loads(scores.to_json()))
+    if not args.quiet:
+        print(scores.markdown())
+    return 0
+
+
+def _flores_audit(args: argparse.Namespace) -> int:
+    corpus = {}
+    for item in args.corpus:
+        lang, eq, path = item.partition("=")
+        if not eq or not lang or not path:
+            raise InvalidOptionError(f"--corpus: expected LANG=PATH, got {item!r}")
+        corpus[lang] = Path(path)
+    report = contamination(corpus, args.flores, args.splits.split(","))
+    if args.json_out:
+        write_json(args.json_out, report)
+    if not args.quiet:
+        print(
+            "| language | FLORES items | training lines | exposure mean | exact | "
+            + " | ".join(f">= {t}" for t in next(iter(report.values()))["at_threshold"])
+            + " |"
+        )
+        print(
+            "| --- | ---: | ---: | ---: | ---: | "
+            + " | ".join("---:" for _ in next(iter(report.values()))["at_threshold"])
+            + " |"
+        )
+        for lang, r in report.items():
+            shares = " | ".join(f"{100 * v:.2f}%" for v in r["at_threshold"].values())
+            print(
+                f"| {lang} | {r['items']} | {r['training_lines']:,} | "
+                f"{r['source_exposure_mean']:.3f} | {100 * r['exact_rate']:.2f}% | {shares} |"
+            )
+    return 0
+
+
+def _xsts(args: argparse.Namespace) -> int:
+    result = calibrate(args.scores, args.calibration, args.c_mean, args.recipe)
+    if args.json_out:
+        write_json(args.json_out, result)
+    if not args.quiet:
+        print("| direction | items | raw | calibration raw | calibrated |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for direction, r in result.items():
+            print(
+                f"| {direction} | {r['items']} | {r['raw']:.3f} | {r['calibration_raw']:.3f} | "
+                f"{r['calibrated']:.3f} |"
+            )
+    return 0
+
+
+def _correlate(args: argparse.Namespace) -> int:
+    """A TSV with a header: direction, the human score column, then metric columns."""
+    lines = read_lines(args.table)
+    rows = list(csv.reader(lines, delimiter="\t"))
+    if not rows or args.human not in rows[0]:
+        raise InputTextError(f"{args.table}:1: a header with a {args.human!r} column is needed")
+    header, body = rows[0], rows[1:]
+    columns = {name: i for i, name in enumerate(header)}
+    for number, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise InputTextError(
+                f"{args.table}:{number}: {len(row)} fields, the header has {len(header)}"
+            )
+
+    def column(name: str) -> dict[str, float]:
+        out = {}
+        for number, row in enumerate(body, start=2):
+            try:
+                out[row[0]] = float(row[columns[name]])
+            except ValueError as exc:
+                raise InputTextError(f"{args.table}:{number}: {name} is not a number") from exc
+        return out
+
+    metrics = {name: column(name) for name in header[1:] if name != args.human}
+    result = correlate(column(args.human), metrics, args.n_bootstrap, args.seed)
+    if args.json_out:
+        write_json(args.json_out, result)
+    if not args.quiet:
+        print("| metric | n | Spearman | Pearson | Kendall tau-b |")
+        print("| --- | ---: | --- | --- | --- |")
+        for name, r in result.items():
+            cells = []
+            for kind in ("spearman", "pearson", "kendall"):
+                c = r[kind]
+                low, high = c["low"], c["high"]
+                interval = (
+                    f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+                )
+                cells.append(f"{c['value']:.3f}{interval}")
+            print(f"| {name} | {r['n']} | " + " | ".join(cells) + " |")
+    return 0
+
+
+def _toxicity(args: argparse.Namespace) -> int:
+    sources, hyps = read_aligned([args.src, args.hyp])
+    result = added_toxicity(sources, hyps, args.source_lang, args.target_lang, args.lists)
+    if args.json_out:
+        write_json(
+            args.json_out,
+            {
+                "rate": result.rate,
+                "segments": result.segments,
+                "flagged": result.flagged,
+                "terms": {str(k): v for k, v in result.terms.items()},
+            },
+        )
+    if not args.quiet:
+        print(
+            f"added toxicity: {len(result.flagged)} of {result.segments} segments "
+            f"({100 * result.rate:.2f}%)"
+        )
+        for i in result.flagged:
+            print(f"  {i}: {', '.join(result.terms[i])}")
+    return 0
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    flores = sub.add_parser("flores", help="the FLORES-200 protocol")
+    actions = flores.add_subparsers(dest="action", required=True)
+    evaluate = actions.add_parser("eval", parents=[common], help="score every direction")
+    evaluate.add_argument("--flores", type=Path, required=True, help="the FLORES-200 folder")
+    evaluate.add_argument(
+        "--outputs", type=Path, required=True, help="<src>-<tgt>.<split>.hyp files"
+    )
+    evaluate.add_argument("--split", default="devtest", choices=("dev", "devtest"))
+    evaluate.add_argument("--json-out", type=Path)
+    add_report_options(evaluate)
+    evaluate.set_defaults(run=_flores_eval)
+    audit = actions.add_parser("audit", parents=[common], help="FLORES contamination of a corpus")
+    audit.add_argument("--flores", type=Path, required=True)
+    audit.add_argument("--corpus", action="append", required=True, help="LANG=PATH, repeated")
+    audit.add_argument("--splits", default="dev,devtest")
+    audit.add_argument("--json-out", type=Path)
+    audit.set_defaults(run=_flores_audit)
+
+    xsts = sub.add_parser("xsts", help="XSTS human scores")
+    xsts_actions = xsts.add_subparsers(dest="action", required=True)
+    cal = xsts_actions.add_parser("calibrate", parents=[common], help="calibrate XSTS scores")
+    cal.add_argument(
+        "--scores", type=Path, required=True, help="TSV: direction, item, annotator, score"
+    )
+    cal.add_argument("--calibration", type=Path, required=True)
+    cal.add_argument("--c-mean", type=float, default=3.01)
+    cal.add_argument("--recipe", choices=("card", "symmetric"), default="card")
+    cal.add_argument("--json-out", type=Path)
+    cal.set_defaults(run=_xsts)
+
+    corr = sub.add_parser("correlate", parents=[common], help="metric-human correlation")
+    corr.add_argument("--table", type=Path, required=True, help="TSV: direction, human, metrics...")
+    corr.add_argument("--human", default="xsts", help="the human score column (default xsts)")
+    corr.add_argument("--n-bootstrap", type=int, default=1000)
+    corr.add_argument("--seed", type=int, default=12345)
+    corr.add_argument("--json-out", type=Path)
+    corr.set_defaults(run=_correlate)
+
+    tox = sub.add_parser("toxicity", parents=[common], help="added toxicity of a system")
+    tox.add_argument("--src", type=Path, required=True)
+    tox.add_argument("--hyp", type=Path, required=True)
+    tox.add_argument("--source-lang", required=True)
+    tox.add_argument("--target-lang", required=True)
+    tox.add_argument("--lists", type=Path, help="a Toxicity-200 or LDNOOBW folder")
+    tox.add_argument("--json-out", type=Path)
+    tox.set_defaults(run=_toxicity)

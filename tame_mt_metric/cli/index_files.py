@@ -1,0 +1,156 @@
+"""``index build / inspect / verify``: the same index folders the metric keeps in
+its cache, plus the training text (``corpus.arrow``) that scoring from an
+index needs for the TM hypotheses. Treat an index folder like the corpus."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+import pyarrow as pa
+
+from tame_mt_metric.cache import CacheOptions, cached_index, find_cached_index
+from tame_mt_metric.cli.common import Stages, add_train_options, config_from, training_corpus
+from tame_mt_metric.config import RetrievalConfig
+from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.errors import IndexFileError
+from tame_mt_metric.exposure import TrainingIndex
+from tame_mt_metric.index_store import read_index, read_manifest, write_index
+
+__all__ = ["CORPUS_FILE", "corpus_of_index", "index_of", "register"]
+
+CORPUS_FILE = "corpus.arrow"
+
+
+def retrieval_of(folder: Path) -> RetrievalConfig:
+    """The retrieval settings an index folder was built with."""
+    settings = read_manifest(folder)["settings"]
+    return RetrievalConfig(
+        ngram_orders=tuple(settings["ngram_orders"]),
+        lowercase=settings["lowercase"],
+        strip_diacritics=settings["strip_diacritics"],
+        normalize_punctuation=settings["normalize_punctuation"],
+        strategy="indexed",
+    )
+
+
+def _write_corpus(folder: Path, corpus: TrainingCorpus) -> None:
+    table = pa.table(
+        {
+            "source": pa.array(corpus.sources, pa.large_string()),
+            "target": pa.array(corpus.targets, pa.large_string()),
+        }
+    ).replace_schema_metadata({"train_fingerprint": corpus.fingerprint})
+    tmp = folder / f".{CORPUS_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        os.replace(tmp, folder / CORPUS_FILE)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def corpus_of_index(folder: Path) -> TrainingCorpus:
+    """The training text stored beside an index by ``index build``."""
+    path = folder / CORPUS_FILE
+    if not path.is_file():
+        raise IndexFileError(
+            f"{folder}: no {CORPUS_FILE}; build it with 'tame-mt-metric index build'"
+        )
+    try:
+        with pa.memory_map(str(path), "r") as source:
+            table = pa.ipc.open_file(source).read_all()
+        corpus = TrainingCorpus(
+            table.column("source").to_pylist(), table.column("target").to_pylist()
+        )
+        expected = (table.schema.metadata or {}).get(b"train_fingerprint", b"").decode()
+    except (OSError, KeyError, pa.ArrowException) as exc:
+        raise IndexFileError(f"{path}: not a readable corpus file ({exc})") from exc
+    if corpus.fingerprint != expected:
+        raise IndexFileError(f"{path}: content differs from its fingerprint")
+    if read_manifest(folder).get("train_rows") != corpus.num_rows:
+        raise IndexFileError(f"{path}: {corpus.num_rows} pairs, the index has another count")
+    return corpus
+
+
+def index_of(folder: Path, threads: int | None = None) -> TrainingIndex:
+    return read_index(folder, replace(retrieval_of(folder), threads=threads))
+
+
+def _build(args: argparse.Namespace) -> int:
+    stages = Stages(args.verbose, args.quiet)
+    config = config_from(args).retrieval
+    with stages.stage("read the training corpus"):
+        corpus = training_corpus(args)
+    with stages.stage("build the index"):
+        if args.out is None:
+            cache = CacheOptions(cache_dir=args.cache_dir, train_key=args.train_key)
+            cached_index(corpus, config, cache)
+            folder = find_cached_index(corpus, config, cache)
+            assert folder is not None
+        else:
+            folder = args.out
+            if folder.exists():
+                raise IndexFileError(f"--out: {folder} exists; remove it or choose another")
+            index = TrainingIndex.build(corpus.sources, corpus.targets, config)
+            write_index(
+                index,
+                folder,
+                {"train_key": corpus.fingerprint, "train_rows": corpus.num_rows},
+            )
+        _write_corpus(folder, corpus)
+    if not args.quiet:
+        print(f"index of {corpus.num_rows:,} training pairs in {folder}")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    manifest = read_manifest(args.folder)
+    total = sum(a["bytes"] for a in manifest["arrays"])
+    if args.json:
+        print(json.dumps(manifest, indent=1))
+        return 0
+    print(f"{args.folder}")
+    print(f"  format {manifest['format_version']}, core {manifest['core_version']}")
+    print(f"  training pairs {manifest['rows']:,}   settings {manifest['settings']}")
+    print(f"  arrays {len(manifest['arrays'])}, {total / 2**20:,.1f} MiB")
+    for a in manifest["arrays"]:
+        print(f"    {a['name']:<22} {a['bytes'] / 2**20:>10,.1f} MiB  xxh3-64 {a['xxh3_64']:016x}")
+    print(f"  training text: {'yes' if (args.folder / CORPUS_FILE).is_file() else 'no'}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    index_of(args.folder)  # every checksum and invariant, or IndexFileError
+    if (args.folder / CORPUS_FILE).is_file():
+        corpus_of_index(args.folder)
+    if not args.quiet:
+        print(f"{args.folder}: ok ({read_manifest(args.folder)['rows']:,} training pairs)")
+    return 0
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    from tame_mt_metric.cli.common import add_report_options
+
+    index = sub.add_parser("index", help="build, inspect or verify a training index")
+    actions = index.add_subparsers(dest="action", required=True)
+    build = actions.add_parser("build", parents=[common], help="index a training corpus")
+    add_train_options(build, index=False)
+    add_report_options(build)
+    build.add_argument("--out", type=Path, help="the index folder (default: the metric's cache)")
+    build.add_argument("--cache-dir", type=Path)
+    build.add_argument("--train-key")
+    build.set_defaults(run=_build)
+    inspect = actions.add_parser("inspect", parents=[common], help="show an index's manifest")
+    inspect.add_argument("folder", type=Path)
+    inspect.add_argument("--json", action="store_true")
+    inspect.set_defaults(run=_inspect)
+    verify = actions.add_parser("verify", parents=[common], help="check every array of an index")
+    verify.add_argument("folder", type=Path)
+    verify.set_defaults(run=_verify)

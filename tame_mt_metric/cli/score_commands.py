@@ -1,0 +1,245 @@
+"""``score``, ``audit``, ``tm-baseline``, ``score-cached`` and
+``score-cached-batch``: thin wrappers of ``score_tame``, ``find_exposures`` and
+``report_from_audit``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tame_mt_metric.cli.common import (
+    Stages,
+    add_output_options,
+    add_report_options,
+    add_train_options,
+    config_from,
+    read_aligned,
+    training_corpus,
+    write_json,
+    write_jsonl,
+    write_lines,
+)
+from tame_mt_metric.cli.human import render_exposure, render_report
+from tame_mt_metric.cli.index_files import index_of
+from tame_mt_metric.cli.segments import read_segments, write_segments
+from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.exposure import find_exposures
+from tame_mt_metric.report import TameReport
+from tame_mt_metric.scoring import report_from_audit, score_tame
+from tame_mt_metric.summary import summarize
+from tame_mt_metric.tm_baseline import tm_hypotheses
+
+__all__ = ["register"]
+
+
+def _test_files(
+    args: argparse.Namespace, hyp: bool
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """Test sources, references (one list per item) and hypotheses, line-aligned."""
+    paths = [args.test_src, *(args.ref or [])] + ([args.hyp] if hyp else [])
+    texts = read_aligned(paths)
+    sources, refs = texts[0], texts[1 : 1 + len(args.ref or [])]
+    per_item = [list(r) for r in zip(*refs, strict=True)] if refs else []
+    return sources, per_item, texts[-1] if hyp else []
+
+
+def _texts(args: argparse.Namespace) -> dict[str, bool]:
+    return {
+        side: getattr(args, f"include_{side}_text", False)
+        for side in ("source", "reference", "hyp", "neighbor")
+    }
+
+
+def _finish(args: argparse.Namespace, report: TameReport) -> None:
+    if args.json_out:
+        write_json(args.json_out, report.as_json())
+    if not args.quiet:
+        print(render_report(report))
+
+
+def _score(args: argparse.Namespace) -> int:
+    stages = Stages(args.verbose, args.quiet)
+    config = config_from(args)
+    with stages.stage("read inputs"):
+        train = training_corpus(args)
+        sources, refs, hyps = _test_files(args, hyp=True)
+    with stages.stage("audit and score"):
+        index = index_of(args.index, config.threads) if args.index else None
+        result = score_tame(
+            train, hyps, refs, sources, config, args.include_neighbor_text, index=index
+        )
+    with stages.stage("write outputs"):
+        if args.segment_out:
+            write_segments(args.segment_out, result, sources, refs, hyps, _texts(args))
+        if args.tm_out:
+            write_lines(args.tm_out, result.tm_hypotheses)
+        _finish(args, result.report)
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    stages = Stages(args.verbose, args.quiet)
+    config = config_from(args)
+    with stages.stage("read inputs"):
+        train = training_corpus(args)
+        sources, refs, _ = _test_files(args, hyp=False)
+    if refs:  # the full audit: what score-cached needs
+        with stages.stage("audit"):
+            index = index_of(args.index, config.threads) if args.index else None
+            result = score_tame(
+                train,
+                [""] * len(sources),
+                refs,
+                sources,
+                config,
+                args.include_neighbor_text,
+                index=index,
+            )
+        summary = result.report.summary
+        if args.segment_out:
+            write_segments(args.segment_out, result, sources, refs, None, _texts(args))
+        if args.json_out:
+            write_json(
+                args.json_out, {k: v for k, v in result.report.as_json().items() if k != "quality"}
+            )
+        if args.tm_out:
+            write_lines(args.tm_out, result.tm_hypotheses)
+    else:
+        with stages.stage("audit (sources only)"):
+            exposures = find_exposures(
+                train.sources, train.targets, sources, None, config.retrieval
+            )
+        summary = summarize(exposures, config)
+        if args.segment_out:
+            rows = [
+                {
+                    "index": i,
+                    "source_exposure": e.source[0].score,
+                    "source_nn_index": e.source[0].row,
+                    "source_exact": e.source_exact,
+                    "bin": b,
+                }
+                for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
+            ]
+            write_jsonl(args.segment_out, rows)
+        if args.json_out:
+            write_json(
+                args.json_out,
+                {"items": summary.items, "bins": summary.bins, "source": summary.source.__dict__},
+            )
+    if not args.quiet:
+        print("\n".join(render_exposure(summary)))
+    return 0
+
+
+def _tm_baseline(args: argparse.Namespace) -> int:
+    config = config_from(args)
+    train = training_corpus(args)
+    (sources,) = read_aligned([args.test_src])
+    exposures = find_exposures(train.sources, train.targets, sources, None, config.retrieval)
+    hyps = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
+    write_lines(args.out, hyps)
+    if args.metadata_out:
+        write_jsonl(
+            args.metadata_out,
+            [
+                {
+                    "index": i,
+                    "tm_source_index": e.source[0].row,
+                    "tm_source_similarity": e.source[0].score,
+                    "tm_zero": e.source[0].overlap == 0,
+                }
+                for i, e in enumerate(exposures)
+            ],
+        )
+    if not args.quiet:
+        print(f"{len(hyps):,} TM hypotheses written to {args.out}")
+    return 0
+
+
+def _cached_reports(
+    args: argparse.Namespace, systems: list[tuple[str, Path]]
+) -> list[tuple[str, TameReport]]:
+    config = config_from(args)
+    segments = read_segments(args.segment_in)
+    refs_files = read_aligned(args.ref)
+    refs = [list(r) for r in zip(*refs_files, strict=True)]
+    segments.check(config, refs)
+    audit = segments.audit()  # read once for every system
+    out = []
+    for name, path in systems:
+        (hyps,) = read_aligned([path])
+        if len(hyps) != len(refs):
+            raise InvalidOptionError(f"{path}: {len(hyps)} lines, the references have {len(refs)}")
+        meta = segments.meta
+        report = report_from_audit(
+            audit, meta["num_train"], meta["train_fingerprint"], hyps, refs, config
+        )
+        out.append((name, report))
+    return out
+
+
+def _score_cached(args: argparse.Namespace) -> int:
+    ((_, report),) = _cached_reports(args, [("system", args.hyp)])
+    _finish(args, report)
+    return 0
+
+
+def _score_cached_batch(args: argparse.Namespace) -> int:
+    systems = []
+    for item in args.system:
+        name, eq, path = item.partition("=")
+        if not eq or not name or not path:
+            raise InvalidOptionError(f"--system: expected NAME=PATH, got {item!r}")
+        systems.append((name, Path(path)))
+    for name, report in _cached_reports(args, systems):
+        if args.json_out_dir:
+            write_json(args.json_out_dir / f"{name}.tame.json", report.as_json())
+        if not args.quiet:
+            print(f"== {name}\n{render_report(report)}\n")
+    return 0
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        parser = sub.add_parser(name, parents=[common], help=help)
+        add_report_options(parser)
+        return parser
+
+    score = command("score", "the TAME report of a system")
+    add_train_options(score)
+    score.add_argument("--test-src", type=Path, required=True)
+    score.add_argument("--ref", type=Path, action="append", required=True, help="repeat for more")
+    score.add_argument("--hyp", type=Path, required=True)
+    add_output_options(score)
+    score.set_defaults(run=_score)
+
+    audit = command("audit", "exposure of a test set (no system); references optional")
+    add_train_options(audit)
+    audit.add_argument("--test-src", type=Path, required=True)
+    audit.add_argument("--ref", type=Path, action="append")
+    add_output_options(audit)
+    audit.set_defaults(run=_audit)
+
+    tm = command("tm-baseline", "write the translation-memory hypotheses")
+    add_train_options(tm, index=False)
+    tm.add_argument("--test-src", type=Path, required=True)
+    tm.add_argument("--out", type=Path, required=True)
+    tm.add_argument("--metadata-out", type=Path)
+    tm.set_defaults(run=_tm_baseline)
+
+    cached = command("score-cached", "score a system from cached segment diagnostics")
+    cached.add_argument("--segment-in", type=Path, required=True)
+    cached.add_argument("--ref", type=Path, action="append", required=True)
+    cached.add_argument("--hyp", type=Path, required=True)
+    add_output_options(cached, segments=False)
+    cached.set_defaults(run=_score_cached)
+
+    batch = command("score-cached-batch", "score many systems from cached diagnostics")
+    batch.add_argument("--segment-in", type=Path, required=True)
+    batch.add_argument("--ref", type=Path, action="append", required=True)
+    batch.add_argument("--system", action="append", required=True, help="NAME=PATH, repeated")
+    batch.add_argument("--json-out-dir", type=Path)
+    batch.set_defaults(run=_score_cached_batch)

@@ -1,0 +1,151 @@
+"""Segment diagnostics files: JSONL, one object per test item, and a
+``.meta.json`` sidecar (signature, settings, training corpus, input hashes).
+Besides the neighbours they keep each item's exact exposure fractions and the
+TM's sacrebleu statistics, so a cached score needs no text of the training
+corpus and equals a fresh one. Raw text only where asked for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tame_mt_metric._version import __version__
+from tame_mt_metric.audit import Audit
+from tame_mt_metric.cli.common import write_json, write_jsonl
+from tame_mt_metric.digest import digest
+from tame_mt_metric.errors import InputTextError, MisalignedInputError
+from tame_mt_metric.exposure import Exposures, ItemExposure, Neighbour
+from tame_mt_metric.inputs import iter_lines
+from tame_mt_metric.scoring import TameResult
+from tame_mt_metric.tame_config import TameConfig
+
+__all__ = ["SegmentFile", "read_segments", "sidecar_path", "write_segments"]
+
+FORMAT = "tame-mt-metric segments"
+# Settings that do not change a number: a cached score may use other values.
+OPERATIONAL = frozenset({"threads", "strategy", "block_rows", "spm_model"})
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name.removesuffix(".gz") + ".meta.json")
+
+
+def _fraction(n: Neighbour) -> list[int]:
+    return [n.row, n.overlap, n.union, n.reference]
+
+
+def write_segments(
+    path: Path,
+    result: TameResult,
+    sources: list[str],
+    references: list[list[str]],
+    predictions: list[str] | None,
+    texts: dict[str, bool],
+) -> None:
+    """``texts`` says which raw texts to include: source, reference, hyp, neighbor."""
+    report = result.report
+    tm_stats = result.tm_statistics
+    rows = []
+    for i, segment in enumerate(result.segments):
+        item = result.exposures[i]
+        assert item.pair is not None
+        row = dict(segment)
+        if not texts.get("neighbor"):
+            row.pop("tm_hyp", None)
+        row["exact"] = {
+            "source": _fraction(item.source[0]),
+            "target": _fraction(item.target[0]),
+            "pair": _fraction(item.pair),
+        }
+        row["tm_statistics"] = {name: stats[i] for name, stats in tm_stats.items()}
+        if texts.get("source"):
+            row["source"] = sources[i]
+        if texts.get("reference"):
+            row["references"] = references[i]
+        if texts.get("hyp") and predictions is not None:
+            row["hypothesis"] = predictions[i]
+        rows.append(row)
+    write_jsonl(path, rows)
+    write_json(
+        sidecar_path(path),
+        {
+            "format": FORMAT,
+            "version": __version__,
+            "signature": report.signature,
+            "settings": report.config.as_dict(),
+            "num_train": report.data["num_train"],
+            "train_fingerprint": report.data["train_fingerprint"],
+            "items": len(rows),
+            "num_refs": len(references[0]),
+            "strategy": result.exposures.strategy,
+            "sources_xxh3": digest(sources),
+            "references_xxh3": digest(r for refs in references for r in refs),
+        },
+    )
+
+
+class SegmentFile:
+    """Cached diagnostics, checked against the settings and references given now."""
+
+    def __init__(self, path: Path) -> None:
+        meta = sidecar_path(path)
+        try:
+            self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputTextError(f"{meta}: not a readable segments sidecar ({exc})") from exc
+        if self.meta.get("format") != FORMAT:
+            raise InputTextError(f"{meta}: not a {FORMAT} sidecar")
+        self.path = path
+
+    def check(self, config: TameConfig, references: list[list[str]]) -> None:
+        """Refuse settings or references other than those the diagnostics were made with."""
+        saved, now = self.meta.get("settings", {}), config.as_dict()
+        differ = sorted(k for k in now if k not in OPERATIONAL and saved.get(k) != now[k])
+        if differ:
+            details = ", ".join(f"{k}: {saved.get(k)!r} there, {now[k]!r} now" for k in differ)
+            raise InputTextError(f"{sidecar_path(self.path)}: made with other settings ({details})")
+        if len(references) != self.meta.get("items") or len(references[0]) != self.meta.get(
+            "num_refs"
+        ):
+            raise MisalignedInputError(
+                f"{sidecar_path(self.path)}: {self.meta.get('items')} items with "
+                f"{self.meta.get('num_refs')} references, given {len(references)} with "
+                f"{len(references[0])}"
+            )
+        if digest(r for refs in references for r in refs) != self.meta.get("references_xxh3"):
+            raise InputTextError(f"{sidecar_path(self.path)}: made with other references")
+
+    def audit(self) -> Audit:
+        items: list[ItemExposure] = []
+        stats: dict[str, list[list[int]]] = {}
+        for number, line in enumerate(iter_lines(self.path), start=1):
+            try:
+                row = json.loads(line)
+                exact = row["exact"]
+                items.append(
+                    ItemExposure(
+                        source=(Neighbour(*exact["source"]),),
+                        target=(Neighbour(*exact["target"]),),
+                        pair=Neighbour(*exact["pair"]),
+                        source_exact=bool(row["source_exact"]),
+                        target_exact=bool(row["target_exact"]),
+                        pair_exact=bool(row["pair_exact"]),
+                    )
+                )
+                for name, value in row["tm_statistics"].items():
+                    stats.setdefault(name, []).append(value)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InputTextError(f"{self.path}:{number}: malformed segment ({exc!r})") from exc
+        if len(items) != self.meta.get("items"):
+            raise InputTextError(
+                f"{self.path}: {len(items)} segments, its sidecar says {self.meta.get('items')}"
+            )
+        exposures = Exposures(tuple(items), int(self.meta["num_train"]), self.meta["strategy"])
+        return Audit(exposures, [], stats, from_cache=True)
+
+
+def read_segments(path: Path) -> SegmentFile:
+    if not path.is_file():
+        raise FileNotFoundError(f"--segment-in: {path}: no such file")
+    return SegmentFile(path)

@@ -1,0 +1,343 @@
+"""The command line end to end, each command in a subprocess: its numbers equal
+the Python API's, cached scoring equals fresh scoring, gzip round trips, and
+damaged sidecars and indexes are refused with the right exit codes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
+from tame_mt_metric.demo import example_corpus
+
+SLICE = Path(__file__).resolve().parent.parent / "tame_mt_metric" / "data" / "flores200_slice"
+
+
+def cli(*args: str | Path, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "tame_mt_metric", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TAME_MT_THREADS": "1"},
+        timeout=300,
+    )
+    if check is not None:
+        assert done.returncode == check, done.stderr + done.stdout
+    return done
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = example_corpus()
+    root = tmp_path_factory.mktemp("cli")
+    refs = d["references"][:60]
+    return {
+        "train_src": _write(root / "train.sw.gz", d["train_sources"][:1500]),
+        "train_tgt": _write(root / "train.zu", d["train_targets"][:1500]),
+        "test_src": _write(root / "test.sw", d["test_sources"][:60]),
+        "ref": _write(root / "test.zu", refs),
+        "hyp": _write(root / "hyp_a.zu", [" ".join(r.split()[1:]) for r in refs]),
+        "hyp_b": _write(root / "hyp_b.zu.gz", [" ".join(r.split()[:-1]) for r in refs]),
+        "root": root,
+    }
+
+
+def _train(f: dict[str, Path]) -> list[str | Path]:
+    return ["--train-src", f["train_src"], "--train-tgt", f["train_tgt"]]
+
+
+def _test(f: dict[str, Path], hyp: str = "hyp") -> list[str | Path]:
+    return ["--test-src", f["test_src"], "--ref", f["ref"], "--hyp", f[hyp]]
+
+
+def _json(path: Path) -> Any:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _api(f: dict[str, Path], hyp: str = "hyp") -> dict[str, Any]:
+    from tame_mt_metric.inputs import read_lines
+
+    train = TrainingCorpus(read_lines(f["train_src"]), read_lines(f["train_tgt"]))
+    return score_tame(
+        train, read_lines(f[hyp]), read_lines(f["ref"]), read_lines(f["test_src"]), TameConfig()
+    ).report.as_json()
+
+
+def _same_numbers(a: dict[str, Any], b: dict[str, Any]) -> None:
+    for key in ("quality", "exposure", "bins", "generalization_gap", "signature", "warnings"):
+        assert a[key] == b[key], key
+
+
+def test_score_equals_the_api_and_writes_gzip(files: dict[str, Path]) -> None:
+    out = files["root"]
+    done = cli(
+        "score",
+        *_train(files),
+        *_test(files),
+        "--json-out",
+        out / "r.json.gz",
+        "--tm-out",
+        out / "tm.zu.gz",
+        "--segment-out",
+        out / "seg.jsonl.gz",
+    )
+    report = _json(out / "r.json.gz")
+    _same_numbers(report, _api(files))
+    assert report["signature"] in done.stdout and "Scores by bin" in done.stdout
+    with gzip.open(out / "tm.zu.gz", "rt", encoding="utf-8") as f:
+        assert len(f.read().splitlines()) == 60
+    with gzip.open(out / "seg.jsonl.gz", "rt", encoding="utf-8") as f:
+        segment = json.loads(f.readline())
+    assert "tm_hyp" not in segment and "source" not in segment  # no raw text by default
+    assert (out / "seg.jsonl.meta.json").is_file()
+
+
+def test_cached_scoring_equals_fresh_scoring(files: dict[str, Path]) -> None:
+    out = files["root"]
+    cli(
+        "audit",
+        *_train(files),
+        "--test-src",
+        files["test_src"],
+        "--ref",
+        files["ref"],
+        "--segment-out",
+        out / "audit.jsonl",
+        "--include-source-text",
+        "--quiet",
+    )
+    first = json.loads((out / "audit.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert "source" in first and "tm_hyp" not in first
+    cli(
+        "score-cached",
+        "--segment-in",
+        out / "audit.jsonl",
+        "--ref",
+        files["ref"],
+        "--hyp",
+        files["hyp"],
+        "--json-out",
+        out / "cached.json",
+        "--quiet",
+    )
+    _same_numbers(_json(out / "cached.json"), _api(files))
+    cli(
+        "score-cached-batch",
+        "--segment-in",
+        out / "audit.jsonl",
+        "--ref",
+        files["ref"],
+        "--system",
+        f"a={files['hyp']}",
+        "--system",
+        f"b={files['hyp_b']}",
+        "--json-out-dir",
+        out / "batch",
+        "--quiet",
+    )
+    _same_numbers(_json(out / "batch" / "b.tame.json"), _api(files, "hyp_b"))
+    _same_numbers(_json(out / "batch" / "a.tame.json"), _api(files))
+
+
+def test_cached_scoring_refuses_other_settings_or_references(files: dict[str, Path]) -> None:
+    out = files["root"]
+    cli(
+        "audit",
+        *_train(files),
+        "--test-src",
+        files["test_src"],
+        "--ref",
+        files["ref"],
+        "--segment-out",
+        out / "refuse.jsonl",
+        "--quiet",
+    )
+    base: list[str | Path] = ["score-cached", "--segment-in", out / "refuse.jsonl"]
+    base += ["--hyp", files["hyp"]]
+    done = cli(*base, "--ref", files["ref"], "--near-threshold", "0.8", check=1)
+    assert "made with other settings (near_threshold: 0.7 there, 0.8 now)" in done.stderr
+    other_refs = _write(out / "other.zu", [f"x {i}" for i in range(60)])
+    assert "made with other references" in cli(*base, "--ref", other_refs, check=1).stderr
+    meta = out / "refuse.jsonl.meta.json"
+    meta.write_text("{", encoding="utf-8")
+    assert "not a readable segments sidecar" in cli(*base, "--ref", files["ref"], check=1).stderr
+    assert done.stderr.count("\n") == 1  # one line, no traceback
+
+
+def test_index_build_inspect_verify_and_score_from_it(files: dict[str, Path]) -> None:
+    out = files["root"] / "idx"
+    cli("index", "build", *_train(files), "--out", out, "--quiet")
+    assert "training text: yes" in cli("index", "inspect", out).stdout
+    assert ": ok (1,500 training pairs)" in cli("index", "verify", out).stdout
+    cli(
+        "score",
+        "--index",
+        out,
+        *_test(files),
+        "--json-out",
+        files["root"] / "fromidx.json",
+        "--quiet",
+    )
+    from_index = _json(files["root"] / "fromidx.json")
+    fresh = _api(files)
+    assert from_index["quality"] == fresh["quality"] and from_index["bins"] == fresh["bins"]
+    postings = out / "source.postings.arrow"
+    raw = bytearray(postings.read_bytes())
+    raw[len(raw) // 2] ^= 0x10
+    postings.write_bytes(bytes(raw))
+    done = cli("index", "verify", out, check=1)
+    assert "index array source.postings: checksum mismatch" in done.stderr
+
+
+def test_training_corpus_from_saved_datasets(files: dict[str, Path]) -> None:
+    import datasets
+
+    from tame_mt_metric.inputs import read_lines
+
+    data = datasets.Dataset.from_dict(
+        {"sw": read_lines(files["train_src"]), "zu": read_lines(files["train_tgt"])}
+    )
+    root = files["root"]
+    data.save_to_disk(str(root / "saved"))
+    data.to_parquet(str(root / "train.parquet"))
+    data.to_json(str(root / "train.jsonl"))
+    expected = _api(files)["quality"]
+    for source in (root / "saved", root / "train.parquet", root / "train.jsonl"):
+        cli(
+            "score",
+            "--train-dataset",
+            source,
+            "--source-column",
+            "sw",
+            "--target-column",
+            "zu",
+            *_test(files),
+            "--json-out",
+            root / "ds.json",
+            "--quiet",
+        )
+        assert _json(root / "ds.json")["quality"] == expected, source
+
+
+def test_tm_baseline(files: dict[str, Path]) -> None:
+    out = files["root"]
+    cli(
+        "tm-baseline",
+        *_train(files),
+        "--test-src",
+        files["test_src"],
+        "--out",
+        out / "tm.txt",
+        "--metadata-out",
+        out / "tm.jsonl",
+        "--quiet",
+    )
+    lines = (out / "tm.txt").read_text(encoding="utf-8").splitlines()
+    meta = [json.loads(line) for line in (out / "tm.jsonl").read_text().splitlines()]
+    assert len(lines) == len(meta) == 60 and meta[0]["index"] == 0
+
+
+def test_usage_and_data_errors(files: dict[str, Path]) -> None:
+    assert (
+        "far_threshold: must lie in [0, 1]"
+        in cli("score", *_train(files), *_test(files), "--far-threshold", "1.2", check=2).stderr
+    )
+    assert (
+        "an empty item"
+        in cli(
+            "score", *_train(files), *_test(files), "--leak-thresholds", "0.70,,0.85", check=2
+        ).stderr
+    )
+    short = _write(files["root"] / "short.zu", ["one"])
+    done = cli(
+        "score",
+        *_train(files),
+        "--test-src",
+        files["test_src"],
+        "--ref",
+        short,
+        "--hyp",
+        files["hyp"],
+        check=1,
+    )
+    assert f"{short}: 1 lines, but {files['test_src']} has 60" in done.stderr
+    assert "exactly one of" in cli("score", *_test(files), check=2).stderr
+    assert "Traceback" in cli("score", *_test(files), "--verbose", check=2).stderr
+
+
+def test_doctor_and_demo() -> None:
+    out = cli("doctor").stdout
+    assert "tame-mt-metric 0.1.0, core 0.1.0" in out and "spBLEU flores200" in out
+    assert "TM-BLEU" in cli("demo").stdout
+
+
+def test_flores_xsts_correlate_toxicity(tmp_path: Path) -> None:
+    refs = (SLICE / "devtest" / "swh_Latn.devtest").read_text(encoding="utf-8").splitlines()
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    _write(outputs / "eng_Latn-swh_Latn.devtest.hyp", [" ".join(r.split()[:-1]) for r in refs])
+    done = cli(
+        "flores",
+        "eval",
+        "--flores",
+        SLICE,
+        "--outputs",
+        outputs,
+        "--metrics",
+        "chrf++,chrf++_avg",
+        "--json-out",
+        tmp_path / "f.json",
+    )
+    assert "| eng_Latn-swh_Latn | out_of_english |" in done.stdout
+    assert _json(tmp_path / "f.json")["averages"]["all"]["directions"] == 1
+    corpus = _write(tmp_path / "web.en", [*refs[:3], "unrelated"])
+    done = cli("flores", "audit", "--flores", SLICE, "--corpus", f"swh_Latn={corpus}")
+    assert "| swh_Latn | 200 | 4 |" in done.stdout and "1.50%" in done.stdout
+    scores = _write(
+        tmp_path / "s.tsv", ["eng-zul\t1\ta\t4", "eng-zul\t1\tb\t5", "eng-zul\t2\ta\t3"]
+    )
+    calibration = _write(tmp_path / "c.tsv", ["eng-zul\t9\ta\t2", "eng-zul\t9\tb\t3"])
+    done = cli("xsts", "calibrate", "--scores", scores, "--calibration", calibration)
+    assert "| eng-zul | 2 | 3.750 | 2.500 |" in done.stdout
+    bad = _write(tmp_path / "bad.tsv", ["eng-zul\t1\ta\t7"])
+    assert (
+        f"{bad}:1"
+        in cli("xsts", "calibrate", "--scores", bad, "--calibration", calibration, check=1).stderr
+    )
+    table = _write(
+        tmp_path / "t.tsv",
+        ["direction\txsts\tchrf", "a\t1\t10", "b\t2\t30", "c\t3\t20", "d\t4\t40"],
+    )
+    done = cli("correlate", "--table", table, "--json-out", tmp_path / "c.json")
+    assert math.isclose(_json(tmp_path / "c.json")["chrf"]["spearman"]["value"], 0.8)
+    src = _write(tmp_path / "src.de", ["Guten Tag.", "Du Idiot!"])
+    hyp = _write(tmp_path / "hyp.en", ["Hello, you idiot.", "You idiot!"])
+    done = cli(
+        "toxicity",
+        "--src",
+        src,
+        "--hyp",
+        hyp,
+        "--source-lang",
+        "deu_Latn",
+        "--target-lang",
+        "eng_Latn",
+    )
+    assert "added toxicity: 1 of 2 segments (50.00%)" in done.stdout and "0: idiot" in done.stdout
