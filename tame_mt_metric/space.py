@@ -46,10 +46,12 @@ HEADLINE = (
     ("pair_exposure_mean", "pair exposure (mean)"),
     ("source_exact_rate", "source exact overlap"),
     ("pair_exact_rate", "pair exact overlap"),
+    ("pair_leak@0.70", "PairLeak@0.70"),
+    ("pair_leak@0.85", "PairLeak@0.85"),
     ("far_bleu", "Far-BLEU"),
     ("gen_gap_bleu", "GenGap-BLEU"),
 )
-PERCENT = {"source_exact_rate", "pair_exact_rate"}
+PERCENT = {"source_exact_rate", "pair_exact_rate", "pair_leak@0.70", "pair_leak@0.85"}
 BUCKETS = 20
 
 
