@@ -3,6 +3,7 @@
 from typing import Any, final
 
 __all__ = [
+    "FINGERPRINT_BLOCK_ROWS",
     "INDEX_FORMAT_VERSION",
     "CorpusFingerprint",
     "StreamingAudit",
@@ -15,6 +16,7 @@ __all__ = [
 
 __version__: str
 INDEX_FORMAT_VERSION: int
+FINGERPRINT_BLOCK_ROWS: int
 
 def normalize(
     text: str,
@@ -99,3 +101,6 @@ class CorpusFingerprint:
     @property
     def rows(self) -> int: ...
     def hexdigest(self) -> str: ...
+    def block_digests(self) -> list[str]: ...
+    @staticmethod
+    def combine(block_digests: list[str]) -> str: ...

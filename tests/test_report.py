@@ -155,7 +155,7 @@ def test_report_is_strict_json_and_has_the_spec_sections() -> None:
 def test_signature_snapshot() -> None:
     result = score_tame(GENESIS, ["dios"], ["dios"], ["god"])
     assert result.report.signature == (
-        "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_6e9e4af21225b1be|norm:nfkc_ws"
+        "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_e0dd0ccea2446c62|norm:nfkc_ws"
         "|sim:char_jaccard_3,4,5_set|retrieval:exact|idx:auto|backend:streaming"
         "|tm:src_nn_top1_zero_empty|bins:far0.30_near0.70_leak0.70,0.85,0.95"
         "|metrics:bleu,chrf|sacrebleu:bleu_tok_13a_lc_0_chrf_wo_2"
@@ -181,7 +181,7 @@ def test_signature_snapshot() -> None:
         ),
     )
     assert other.report.signature == (
-        "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_6e9e4af21225b1be|norm:nfkc_ws_lc_nodia"
+        "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_e0dd0ccea2446c62|norm:nfkc_ws_lc_nodia"
         "|sim:char_jaccard_2,4_set|retrieval:exact|idx:streaming|backend:streaming"
         "|tm:src_nn_top1_zero_nearest|bins:far0.30_near0.825_leak0.90"
         "|metrics:chrf|sacrebleu:bleu_tok_char_lc_1_chrf_wo_0"

@@ -1,15 +1,25 @@
-//! A content fingerprint of a parallel corpus: XXH3-128 over its pairs in row
-//! order, every text prefixed by its UTF-8 length, so that no two different
-//! corpora (or different splits of the same characters into texts) feed the
-//! hash the same bytes. Blocks can be fed one after another.
+//! A content fingerprint of a parallel corpus, computable in shards.
+//!
+//! The corpus is cut into blocks of [`BLOCK_ROWS`] pairs in row order; a block's
+//! digest is XXH3-128 over its pairs, every text prefixed by its UTF-8 length
+//! (so no two different corpora, or different splits of the same characters
+//! into texts, feed the hash the same bytes); the fingerprint is XXH3-128 over
+//! the block digests in order. Shards that start on a block boundary digest
+//! their blocks independently, and [`combine`] gives the fingerprint of the
+//! whole corpus, equal to the one computed on one machine.
 
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
 use crate::error::{Error, Result};
 
+/// Pairs per block; shards of a corpus must start on a multiple of it.
+pub const BLOCK_ROWS: u64 = 1 << 16;
+
 #[derive(Clone, Default)]
 pub struct Fingerprint {
-    hasher: Xxh3,
+    block: Xxh3,
+    in_block: u64,
+    digests: Vec<u128>,
     rows: u64,
 }
 
@@ -18,7 +28,7 @@ impl Fingerprint {
         Self::default()
     }
 
-    /// Take in the next block of pairs.
+    /// Take in the next pairs (any number, blocks are cut here).
     pub fn update<S: AsRef<str>>(&mut self, sources: &[S], targets: &[S]) -> Result<()> {
         if sources.len() != targets.len() {
             return Err(Error::Misaligned {
@@ -29,11 +39,17 @@ impl Fingerprint {
         }
         for (source, target) in sources.iter().zip(targets) {
             for text in [source.as_ref(), target.as_ref()] {
-                self.hasher.update(&(text.len() as u64).to_le_bytes());
-                self.hasher.update(text.as_bytes());
+                self.block.update(&(text.len() as u64).to_le_bytes());
+                self.block.update(text.as_bytes());
+            }
+            self.in_block += 1;
+            self.rows += 1;
+            if self.in_block == BLOCK_ROWS {
+                self.digests.push(self.block.digest128());
+                self.block = Xxh3::new();
+                self.in_block = 0;
             }
         }
-        self.rows += sources.len() as u64;
         Ok(())
     }
 
@@ -41,9 +57,24 @@ impl Fingerprint {
         self.rows
     }
 
-    pub fn digest(&self) -> u128 {
-        self.hasher.digest128()
+    /// The digests of the blocks taken in so far, the last one possibly partial.
+    pub fn block_digests(&self) -> Vec<u128> {
+        let mut out = self.digests.clone();
+        if self.in_block > 0 {
+            out.push(self.block.digest128());
+        }
+        out
     }
+
+    pub fn digest(&self) -> u128 {
+        combine(&self.block_digests())
+    }
+}
+
+/// The fingerprint of a corpus from its block digests in order.
+pub fn combine(block_digests: &[u128]) -> u128 {
+    let bytes: Vec<u8> = block_digests.iter().flat_map(|d| d.to_le_bytes()).collect();
+    xxh3_128(&bytes)
 }
 
 #[cfg(test)]
@@ -65,6 +96,24 @@ mod tests {
         assert_ne!(whole, of(&[(&["ab", "c"], &["x", "y"])]));
         assert_ne!(whole, of(&[(&["a", "bc"], &["y", "x"])]));
         assert_ne!(of(&[(&["a"], &["b"])]), of(&[(&["b"], &["a"])]));
+    }
+
+    #[test]
+    fn shards_on_block_boundaries_combine_to_the_whole() {
+        let rows = (BLOCK_ROWS * 2 + 7) as usize;
+        let src: Vec<String> = (0..rows).map(|i| format!("s{i}")).collect();
+        let tgt: Vec<String> = (0..rows).map(|i| format!("t{i}")).collect();
+        let mut whole = Fingerprint::new();
+        whole.update(&src, &tgt).unwrap();
+        let cut = BLOCK_ROWS as usize;
+        let mut digests = Vec::new();
+        for (a, b) in [(0, cut), (cut, rows)] {
+            let mut shard = Fingerprint::new();
+            shard.update(&src[a..b], &tgt[a..b]).unwrap();
+            digests.extend(shard.block_digests());
+        }
+        assert_eq!(combine(&digests), whole.digest());
+        assert_eq!(whole.block_digests().len(), 3);
     }
 
     #[test]

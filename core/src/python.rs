@@ -374,6 +374,28 @@ impl PyCorpusFingerprint {
     fn hexdigest(&self) -> String {
         format!("{:032x}", self.inner.digest())
     }
+
+    /// The digests of the blocks so far (32 hexadecimal characters each).
+    fn block_digests(&self) -> Vec<String> {
+        self.inner
+            .block_digests()
+            .iter()
+            .map(|d| format!("{d:032x}"))
+            .collect()
+    }
+
+    /// The fingerprint of a corpus from the block digests of its shards, in order.
+    #[staticmethod]
+    fn combine(block_digests: Vec<String>) -> PyResult<String> {
+        let digests = block_digests
+            .iter()
+            .map(|d| {
+                u128::from_str_radix(d, 16)
+                    .map_err(|_| PyValueError::new_err(format!("not a block digest: {d:?}")))
+            })
+            .collect::<PyResult<Vec<u128>>>()?;
+        Ok(format!("{:032x}", crate::fingerprint::combine(&digests)))
+    }
 }
 
 #[pymodule]
@@ -387,5 +409,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCorpusFingerprint>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("INDEX_FORMAT_VERSION", FORMAT_VERSION)?;
+    m.add("FINGERPRINT_BLOCK_ROWS", crate::fingerprint::BLOCK_ROWS)?;
     Ok(())
 }
