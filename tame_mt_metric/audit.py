@@ -209,8 +209,21 @@ def run_audit(
         return _RECENT[recent]
     if cache.enabled and (found := _load(path, key, len(sources), scorers.statistics_names)):
         return _remember(recent, found)
-    exposures = _exposures(train, sources, references, config.retrieval, cache, index)
-    tm = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
+    if config.engine == "ray" and index is None:
+        from tame_mt_metric.ray_engine import ray_audit
+
+        merged = ray_audit(
+            train,
+            sources,
+            references,
+            config.retrieval,
+            config.tm_zero_policy,
+            address=config.ray_address,
+        )
+        exposures, tm = merged.exposures, merged.tm_hypotheses
+    else:
+        exposures = _exposures(train, sources, references, config.retrieval, cache, index)
+        tm = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
     audit = Audit(exposures, tm, scorers.statistics(tm).rows())
     if cache.enabled:
         _save(path, _to_table(audit, key))

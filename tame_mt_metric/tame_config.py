@@ -17,6 +17,7 @@ METRICS = ("bleu", "chrf", "spbleu", "chrf++", "chrf++_avg")
 DEFAULT_METRICS = ("bleu", "chrf")
 ZeroPolicy = Literal["empty", "nearest"]
 ZERO_POLICIES: tuple[ZeroPolicy, ...] = ("empty", "nearest")
+ENGINES = ("local", "ray")
 BLEU_TOKENIZERS = (
     "none",
     "zh",
@@ -80,6 +81,8 @@ class TameConfig:
     TM baseline: tm_zero_policy ("empty": an item whose source shares no gram with
         training gets an empty TM hypothesis; "nearest": the lowest row's target).
     Warnings: min_bin_size_warning (30).
+    Engine: "local", or "ray" to audit the training corpus in shards on Ray
+        (``ray_address``: an existing cluster); the answers are the same.
     """
 
     ngram_orders: tuple[int, ...] = (3, 4, 5)
@@ -100,6 +103,8 @@ class TameConfig:
     strategy: Strategy = "auto"
     threads: int | None = None
     block_rows: int = 1 << 16
+    engine: str = "local"
+    ray_address: str | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -138,6 +143,8 @@ class TameConfig:
                 f"tm_zero_policy: expected one of {ZERO_POLICIES}, got {self.tm_zero_policy!r}"
             )
         _integer("min_bin_size_warning", self.min_bin_size_warning, 0)
+        if self.engine not in ENGINES:
+            raise InvalidOptionError(f"engine: expected one of {ENGINES}, got {self.engine!r}")
         if isinstance(self.ngram_orders, str):
             orders = self.ngram_orders.split(",")
             if not all(o.strip().isdigit() for o in orders):

@@ -17,7 +17,13 @@ __all__ = ["main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tame_mt_metric.cli import doctor, flores_commands, index_files, score_commands
+    from tame_mt_metric.cli import (
+        doctor,
+        flores_commands,
+        index_files,
+        score_commands,
+        shard_commands,
+    )
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--quiet", action="store_true", help="no report on stdout")
@@ -28,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the translation-memory baseline, exposure bins, and the FLORES-200 protocol.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (score_commands, index_files, doctor, flores_commands):
+    for module in (score_commands, shard_commands, index_files, doctor, flores_commands):
         module.register(sub, common)
     return parser
 

@@ -54,6 +54,8 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--spm-model", help="the SentencePiece model file for spBLEU")
     group.add_argument("--strategy", choices=("auto", "indexed", "streaming"))
     group.add_argument("--threads", type=int)
+    group.add_argument("--engine", choices=("local", "ray"), help="ray: shards on Ray")
+    group.add_argument("--ray-address", help="an existing Ray cluster")
 
 
 _CONFIG_OPTIONS = (
@@ -74,6 +76,8 @@ _CONFIG_OPTIONS = (
     "spm_model",
     "strategy",
     "threads",
+    "engine",
+    "ray_address",
 )
 
 

@@ -80,6 +80,11 @@ def _score(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     config = config_from(args)
+    if args.shard:
+        from tame_mt_metric.cli.shard_commands import audit_one_shard
+
+        sources, refs, _ = _test_files(args, hyp=False)
+        return audit_one_shard(args, sources, refs)
     with stages.stage("read inputs"):
         train = training_corpus(args)
         sources, refs, _ = _test_files(args, hyp=False)
@@ -220,6 +225,8 @@ def register(
     add_train_options(audit)
     audit.add_argument("--test-src", type=Path, required=True)
     audit.add_argument("--ref", type=Path, action="append")
+    audit.add_argument("--shard", help="i/n: audit only shard i of n (with --partial-out)")
+    audit.add_argument("--partial-out", type=Path, help="the partial audit of --shard")
     add_output_options(audit)
     audit.set_defaults(run=_audit)
 

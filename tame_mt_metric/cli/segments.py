@@ -24,7 +24,7 @@ __all__ = ["SegmentFile", "read_segments", "sidecar_path", "write_segments"]
 
 FORMAT = "tame-mt-metric segments"
 # Settings that do not change a number: a cached score may use other values.
-OPERATIONAL = frozenset({"threads", "strategy", "block_rows", "spm_model"})
+OPERATIONAL = frozenset({"threads", "strategy", "block_rows", "spm_model", "engine", "ray_address"})
 
 
 def sidecar_path(path: Path) -> Path:

@@ -1,0 +1,104 @@
+"""``audit --shard i/n --partial-out FILE`` and ``merge``: the audit of a corpus
+in shards on any engine (a job array, Spark, Dask), merged exactly."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tame_mt_metric.audit import Audit
+from tame_mt_metric.cli.common import (
+    add_output_options,
+    add_report_options,
+    config_from,
+    read_aligned,
+    write_json,
+    write_lines,
+)
+from tame_mt_metric.cli.human import render_report
+from tame_mt_metric.cli.segments import write_segments
+from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.exposure import Exposures
+from tame_mt_metric.quality import Scorers
+from tame_mt_metric.ray_engine import TextFiles
+from tame_mt_metric.scoring import TameResult, report_from_audit
+from tame_mt_metric.shards import (
+    PartialAudit,
+    audit_shard,
+    iter_text_pairs,
+    merge_partials,
+    parse_shard,
+    shard_ranges,
+)
+
+__all__ = ["audit_one_shard", "register"]
+
+
+def audit_one_shard(args: argparse.Namespace, sources: list[str], refs: list[list[str]]) -> int:
+    """``audit --shard i/n``: only this shard's rows of the training files are read."""
+    if not (args.train_src and args.train_tgt) or args.train_dataset or args.index:
+        raise InvalidOptionError("--shard: give the corpus as --train-src and --train-tgt")
+    if not args.partial_out:
+        raise InvalidOptionError("--shard: --partial-out names the partial audit to write")
+    index, count = parse_shard(args.shard)
+    ranges = shard_ranges(TextFiles(args.train_src, args.train_tgt).rows(), count)
+    if index >= len(ranges):
+        raise InvalidOptionError(f"--shard: the corpus has only {len(ranges)} shards")
+    start, stop = ranges[index]
+    config = config_from(args).retrieval
+    part = audit_shard(
+        iter_text_pairs(args.train_src, args.train_tgt, start, stop),
+        start,
+        sources,
+        refs or None,
+        config,
+        again=iter_text_pairs(args.train_src, args.train_tgt, start, stop),
+    )
+    part.save(args.partial_out)
+    if not args.quiet:
+        print(f"shard {index}/{count}: rows {start:,}..{stop:,} -> {args.partial_out}")
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    config = config_from(args)
+    merged = merge_partials([PartialAudit.load(p) for p in args.partial], config.tm_zero_policy)
+    texts = read_aligned([args.test_src, *args.ref] + ([args.hyp] if args.hyp else []))
+    sources = texts[0]
+    refs = [list(r) for r in zip(*texts[1 : 1 + len(args.ref)], strict=True)]
+    hyps = texts[-1] if args.hyp else [""] * len(sources)
+    if len(merged.exposures) != len(sources):
+        raise InvalidOptionError(
+            f"--test-src: {len(sources)} items, the partial audits have {len(merged.exposures)}"
+        )
+    scorers = Scorers.for_references(config, refs)
+    audit = Audit(
+        merged.exposures, merged.tm_hypotheses, scorers.statistics(merged.tm_hypotheses).rows()
+    )
+    report = report_from_audit(audit, merged.num_train, merged.fingerprint, hyps, refs, config)
+    exposures = Exposures(merged.exposures.items, merged.num_train, "streaming")
+    result = TameResult(report, exposures, merged.tm_hypotheses, audit.tm_statistics)
+    if args.segment_out:
+        write_segments(args.segment_out, result, sources, refs, hyps if args.hyp else None, {})
+    if args.tm_out:
+        write_lines(args.tm_out, merged.tm_hypotheses)
+    if args.json_out:
+        write_json(args.json_out, report.as_json())
+    if not args.quiet:
+        print(render_report(report))
+    return 0
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    merge = sub.add_parser("merge", parents=[common], help="merge partial audits of shards")
+    merge.add_argument(
+        "--partial", type=Path, action="append", required=True, help="repeat per shard"
+    )
+    merge.add_argument("--test-src", type=Path, required=True)
+    merge.add_argument("--ref", type=Path, action="append", required=True)
+    merge.add_argument("--hyp", type=Path, help="also score this system")
+    add_report_options(merge)
+    add_output_options(merge)
+    merge.set_defaults(run=_merge)
