@@ -112,12 +112,17 @@ def test_ray_equals_one_machine(
     (tmp_path / "train.sw").write_text("\n".join(corpus.sources) + "\n", encoding="utf-8")
     (tmp_path / "train.zu").write_text("\n".join(corpus.targets) + "\n", encoding="utf-8")
     files = TextFiles(tmp_path / "train.sw", tmp_path / "train.zu")
-    for train, options in (
-        (corpus, {}),
-        (dataset, {"source_column": "sw", "target_column": "zu"}),
-        (files, {}),
-    ):
-        merged = ray_audit(train, sources, refs, RetrievalConfig(), shards=3, **options)
+    for train in (corpus, dataset, files):
+        columns = ("sw", "zu") if train is dataset else ("source", "target")
+        merged = ray_audit(
+            train,
+            sources,
+            refs,
+            RetrievalConfig(),
+            shards=3,
+            source_column=columns[0],
+            target_column=columns[1],
+        )
         assert merged.exposures.items == whole.items, type(train)
         assert merged.fingerprint == corpus.fingerprint
         assert merged.tm_hypotheses == tm_hypotheses(whole, corpus.targets)
