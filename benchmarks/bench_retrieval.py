@@ -124,6 +124,7 @@ WORKLOADS: dict[str, Callable[[Path, Path], None]] = {
     "multi30k": _prepare_multi30k,
     "synth100k": _prepare_synthetic(100_000),
     "synth1m": _prepare_synthetic(1_000_000),
+    "synth10m": _prepare_synthetic(10_000_000),
     "real1m": _prepare_real,
 }
 
