@@ -31,6 +31,7 @@ __all__ = [
     "read_aligned",
     "training_corpus",
     "write_json",
+    "write_jsonl",
     "write_lines",
 ]
 

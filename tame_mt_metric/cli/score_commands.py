@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from pathlib import Path
 
 from tame_mt_metric.cli.common import (
@@ -130,7 +131,7 @@ def _audit(args: argparse.Namespace) -> int:
         if args.json_out:
             write_json(
                 args.json_out,
-                {"items": summary.items, "bins": summary.bins, "source": summary.source.__dict__},
+                {"items": summary.items, "bins": summary.bins, "source": asdict(summary.source)},
             )
     if not args.quiet:
         print("\n".join(render_exposure(summary)))
