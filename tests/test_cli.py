@@ -341,3 +341,22 @@ def test_flores_xsts_correlate_toxicity(tmp_path: Path) -> None:
         "eng_Latn",
     )
     assert "added toxicity: 1 of 2 segments (50.00%)" in done.stdout and "0: idiot" in done.stdout
+
+
+def test_a_source_only_audit(files: dict[str, Path]) -> None:
+    out = files["root"]
+    done = cli(
+        "audit",
+        *_train(files),
+        "--test-src",
+        files["test_src"],
+        "--json-out",
+        out / "src.json",
+        "--segment-out",
+        out / "src.jsonl",
+    )
+    summary = _json(out / "src.json")
+    assert summary["items"] == 60 and sum(summary["bins"].values()) == 60
+    assert "source  mean" in done.stdout and "PairLeak" not in done.stdout
+    first = json.loads((out / "src.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert set(first) == {"index", "source_exposure", "source_nn_index", "source_exact", "bin"}
