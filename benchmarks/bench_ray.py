@@ -87,9 +87,9 @@ def main() -> None:
     args = parser.parse_args()
     results = json.loads(args.out.read_text()) if args.out and args.out.exists() else {}
     for name in args.workloads.split(","):
-        results[name] = bench(
-            prepare(name, args.cache, args.data), [int(w) for w in args.workers.split(",")]
-        )
+        workers = [int(w) for w in args.workers.split(",")]
+        folder = prepare(name, args.cache, args.data)
+        results[name] = bench(folder, workers, not args.skip_one_machine)
         if args.out:
             args.out.write_text(json.dumps(results, indent=1))
     print(json.dumps(results, indent=1))
