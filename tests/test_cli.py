@@ -21,12 +21,14 @@ from tame_mt_metric.demo import example_corpus
 SLICE = Path(__file__).resolve().parent.parent / "tame_mt_metric" / "data" / "flores200_slice"
 
 
-def cli(*args: str | Path, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str | Path, check: int | None = 0, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [sys.executable, "-m", "tame_mt_metric", *map(str, args)],
         capture_output=True,
         text=True,
-        env={**os.environ, "TAME_MT_THREADS": "1"},
+        env={**os.environ, "TAME_MT_THREADS": "1", **(env or {})},
         timeout=300,
     )
     if check is not None:
@@ -360,3 +362,20 @@ def test_a_source_only_audit(files: dict[str, Path]) -> None:
     assert "source  mean" in done.stdout and "PairLeak" not in done.stdout
     first = json.loads((out / "src.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert set(first) == {"index", "source_exposure", "source_nn_index", "source_exact", "bin"}
+
+
+def test_engine_ray_gives_the_same_report(files: dict[str, Path]) -> None:
+    out = files["root"]
+    cli(
+        "score",
+        *_train(files),
+        *_test(files),
+        "--engine",
+        "ray",
+        "--json-out",
+        out / "ray.json",
+        "--quiet",
+    )
+    on_ray, local = _json(out / "ray.json"), _api(files)
+    _same_numbers(on_ray, local)
+    assert on_ray["config"]["engine"] == "ray"
