@@ -26,7 +26,7 @@ from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import CacheWarning, IndexFileError, InvalidOptionError
 from tame_mt_metric.exposure import TrainingIndex
-from tame_mt_metric.index_store import read_index, read_manifest, write_index
+from tame_mt_metric.index_store import index_settings, read_index, read_manifest, write_index
 
 __all__ = [
     "CACHE_ENV",
@@ -85,8 +85,8 @@ def cache_root(cache_dir: str | Path | None = None) -> Path:
 
 
 def _settings_digest(config: RetrievalConfig) -> str:
-    settings = {"ngram_orders": list(config.ngram_orders), **config.normalization_flags()}
-    return digest(json.dumps(settings, sort_keys=True), str(_core.INDEX_FORMAT_VERSION))[:8]
+    settings = json.dumps(index_settings(config), sort_keys=True)
+    return digest(settings, str(_core.INDEX_FORMAT_VERSION))[:8]
 
 
 def _index_folder(root: Path, train_key: str, config: RetrievalConfig) -> Path:

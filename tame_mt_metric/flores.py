@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,12 +154,12 @@ class FloresScores:
         return {
             "split": self.split,
             "metrics": list(self.metrics),
-            "directions": self.directions,
-            "averages": self.averages(),
+            "directions": {d: _defined(row) for d, row in self.directions.items()},
+            "averages": {g: _defined(avg) for g, avg in self.averages().items()},
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.as_json(), indent=1, allow_nan=False, default=_null)
+        return json.dumps(self.as_json(), indent=1, allow_nan=False)
 
     def markdown(self) -> str:
         names = [
@@ -186,8 +187,9 @@ def _cell(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, float) else "" if value is None else str(value)
 
 
-def _null(value: object) -> None:
-    return None
+def _defined(row: Mapping[str, Any]) -> dict[str, Any]:
+    """JSON values: an undefined score (nan, an empty bin) is null."""
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
 
 
 def score_directions(

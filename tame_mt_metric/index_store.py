@@ -20,14 +20,15 @@ from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.errors import IndexFileError
 from tame_mt_metric.exposure import TrainingIndex
 
-__all__ = ["MANIFEST", "read_index", "read_manifest", "write_index"]
+__all__ = ["MANIFEST", "index_settings", "read_index", "read_manifest", "write_index"]
 
 MANIFEST = "manifest.json"
 _TYPES = {4: pa.uint32(), 8: pa.uint64(), 16: pa.binary(16)}
 _IPC = pa.ipc.IpcWriteOptions(allow_64bit=True)
 
 
-def _settings(config: RetrievalConfig) -> dict[str, Any]:
+def index_settings(config: RetrievalConfig) -> dict[str, Any]:
+    """The settings that shape an index (and name its cache entry)."""
     return {"ngram_orders": list(config.ngram_orders), **config.normalization_flags()}
 
 
@@ -57,7 +58,7 @@ def write_index(index: TrainingIndex, folder: Path, extra: dict[str, Any] | None
             "core_version": _core.__version__,
             "byte_order": "little",
             "rows": index.rows,
-            "settings": _settings(index.config),
+            "settings": index_settings(index.config),
             "arrays": arrays,
             **(extra or {}),
         }
@@ -106,9 +107,9 @@ def read_index(folder: Path, config: RetrievalConfig) -> TrainingIndex:
     """Open a saved index (memory-mapped, zero-copy) for retrieval with ``config``,
     whose normalisation and n-gram orders must be those the index was built with."""
     manifest = read_manifest(folder)
-    if manifest.get("settings") != _settings(config):
+    if manifest.get("settings") != index_settings(config):
         raise IndexFileError(
-            f"{folder}: built with {manifest.get('settings')}, asked for {_settings(config)}"
+            f"{folder}: built with {manifest.get('settings')}, asked for {index_settings(config)}"
         )
     try:
         arrays = {entry["name"]: _read_array(folder, entry) for entry in manifest["arrays"]}

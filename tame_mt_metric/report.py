@@ -28,6 +28,10 @@ LEAK_WARNING_RATE = 0.01
 TM_SHARE_WARNING = 0.5
 
 
+def _minus(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    return {m: a[m] - b[m] for m in a}
+
+
 @dataclass(frozen=True)
 class BinScores:
     """Scores of one exposure bin (nan where the bin is empty)."""
@@ -40,7 +44,7 @@ class BinScores:
 
     @property
     def delta_tm(self) -> dict[str, float]:
-        return {m: self.system[m] - self.tm[m] for m in self.system}
+        return _minus(self.system, self.tm)
 
 
 def bin_scores(
@@ -168,13 +172,12 @@ class TameReport:
 
     @property
     def delta_tm(self) -> dict[str, float]:
-        return {m: self.system[m] - self.tm[m] for m in self.system}
+        return _minus(self.system, self.tm)
 
     @property
     def generalization_gap(self) -> dict[str, float]:
         """Near-bin score minus far-bin score (nan when either bin is empty)."""
-        near, far = self.bins["near"].system, self.bins["far"].system
-        return {m: near[m] - far[m] for m in self.system}
+        return _minus(self.bins["near"].system, self.bins["far"].system)
 
     def fields(self) -> dict[str, float | int | str]:
         """The flat metric dict: plain numbers (nan where undefined) and the signature."""

@@ -67,7 +67,7 @@ def _settings(config: RetrievalConfig) -> str:
     return f"{config.signature()}|top_k:{config.top_k}"
 
 
-def test_digest(sources: Sequence[str], references: Sequence[Sequence[str]] | None) -> str:
+def _test_set_digest(sources: Sequence[str], references: Sequence[Sequence[str]] | None) -> str:
     return digest(sources, (r for refs in references or [] for r in refs))
 
 
@@ -187,7 +187,7 @@ def audit_shard(
         exposures,
         [found[e.source[0].row - start] for e in exposures],
         fingerprint.block_digests(),
-        test_digest(sources, references_per_item(references, len(sources))),
+        _test_set_digest(sources, references_per_item(references, len(sources))),
         _settings(config),
     )
 

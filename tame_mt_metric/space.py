@@ -20,7 +20,6 @@ from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.errors import InputTextError
 from tame_mt_metric.inputs import read_lines
 from tame_mt_metric.scoring import TameResult, score_tame
-from tame_mt_metric.summary import bin_of
 from tame_mt_metric.tame_config import TameConfig
 
 __all__ = [
@@ -139,12 +138,10 @@ class SpaceResult:
         return f'<table class="tame-headline">{"".join(rows)}</table>'
 
 
-def _histogram(result: TameResult, config: TameConfig) -> list[dict[str, Any]]:
+def _histogram(result: TameResult) -> list[dict[str, Any]]:
     counts: dict[tuple[int, str], int] = {}
-    for item in result.exposures:
-        fraction = item.source[0].fraction
-        bucket = min(int(fraction * BUCKETS), BUCKETS - 1)
-        name = bin_of(item.source_exact, fraction, config.near_threshold, config.far_threshold)
+    for item, name in zip(result.exposures, result.report.summary.item_bins, strict=True):
+        bucket = min(int(item.source[0].fraction * BUCKETS), BUCKETS - 1)
         counts[(bucket, name)] = counts.get((bucket, name), 0) + 1
     return [
         {"source exposure": f"{b / BUCKETS:.2f}", "items": n, "bin": name}
@@ -198,7 +195,7 @@ def run(inputs: dict[str, Any], config: TameConfig, show_text: bool = True) -> S
     return SpaceResult(
         result,
         report.fields(),
-        _histogram(result, config),
+        _histogram(result),
         bins,
         _exposed(result, inputs, show_text),
         report_file,

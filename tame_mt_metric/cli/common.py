@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -59,35 +60,11 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ray-address", help="an existing Ray cluster")
 
 
-_CONFIG_OPTIONS = (
-    "metrics",
-    "ngram_orders",
-    "far_threshold",
-    "near_threshold",
-    "leak_thresholds",
-    "min_bin_size_warning",
-    "tm_zero_policy",
-    "lowercase",
-    "strip_diacritics",
-    "normalize_punctuation",
-    "bleu_tokenize",
-    "bleu_lowercase",
-    "chrf_word_order",
-    "spbleu_tokenize",
-    "spm_model",
-    "strategy",
-    "threads",
-    "engine",
-    "ray_address",
-)
-
-
 def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
     """The report settings given on the command line (checked by ``TameConfig``)."""
     options = dict(defaults)
-    options.update(
-        {k: getattr(args, k) for k in _CONFIG_OPTIONS if getattr(args, k, None) is not None}
-    )
+    given = {f.name: getattr(args, f.name, None) for f in fields(TameConfig)}
+    options.update({k: v for k, v in given.items() if v is not None})
     for name in ("metrics", "leak_thresholds"):
         if isinstance(options.get(name), str):
             items = [item.strip() for item in options[name].split(",")]
