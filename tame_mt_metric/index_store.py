@@ -23,7 +23,7 @@ from tame_mt_metric.exposure import TrainingIndex
 __all__ = ["MANIFEST", "index_settings", "read_index", "read_manifest", "write_index"]
 
 MANIFEST = "manifest.json"
-_TYPES = {4: pa.uint32(), 8: pa.uint64(), 16: pa.binary(16)}
+_TYPES = {1: pa.uint8(), 4: pa.uint32(), 8: pa.uint64(), 16: pa.binary(16)}
 _IPC = pa.ipc.IpcWriteOptions(allow_64bit=True)
 
 

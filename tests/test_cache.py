@@ -115,15 +115,15 @@ def _index_folder(root: Path) -> Path:
 
 
 def _damage(folder: Path, how: str) -> None:
-    postings = folder / "source.postings.arrow"
-    raw = bytearray(postings.read_bytes())
+    packed = folder / "source.packed.arrow"
+    raw = bytearray(packed.read_bytes())
     if how == "flip":
         raw[len(raw) // 2] ^= 0x40
-        postings.write_bytes(bytes(raw))
+        packed.write_bytes(bytes(raw))
     elif how == "truncate":
-        postings.write_bytes(bytes(raw[: len(raw) // 2]))
+        packed.write_bytes(bytes(raw[: len(raw) // 2]))
     elif how == "foreign":
-        postings.write_bytes((folder / "target.postings.arrow").read_bytes())
+        packed.write_bytes((folder / "target.packed.arrow").read_bytes())
     elif how == "manifest":
         (folder / "manifest.json").write_text("{", encoding="utf-8")
     else:

@@ -200,12 +200,12 @@ def test_index_build_inspect_verify_and_score_from_it(files: dict[str, Path]) ->
     from_index = _json(files["root"] / "fromidx.json")
     fresh = _api(files)
     assert from_index["quality"] == fresh["quality"] and from_index["bins"] == fresh["bins"]
-    postings = out / "source.postings.arrow"
-    raw = bytearray(postings.read_bytes())
+    packed = out / "source.packed.arrow"
+    raw = bytearray(packed.read_bytes())
     raw[len(raw) // 2] ^= 0x10
-    postings.write_bytes(bytes(raw))
+    packed.write_bytes(bytes(raw))
     done = cli("index", "verify", out, check=1)
-    assert "index array source.postings: checksum mismatch" in done.stderr
+    assert "index array source.packed: checksum mismatch" in done.stderr
 
 
 def test_training_corpus_from_saved_datasets(files: dict[str, Path]) -> None:

@@ -1,6 +1,6 @@
 //! The indexed strategy: posting lists over the whole training corpus, both
 //! sides, reusable for any number of test sets. Flat arrays only: the sorted
-//! gram vocabulary (`u128` keys), the CSR posting lists, and 128-bit XXH3
+//! gram vocabulary (`u128` keys), the bit-packed posting lists, and 128-bit XXH3
 //! hashes of the normalised texts for exact-overlap checks.
 
 use rustc_hash::FxHashMap as HashMap;
@@ -14,12 +14,12 @@ use crate::error::{invalid, Error, Result};
 use crate::exposure::{Block, Exposure, ItemQueries};
 use crate::grams::{Gram, GramConfig};
 use crate::pool::pool;
-use crate::postings::{Postings, Query};
+use crate::postings::{Postings, Query, Rows};
 use crate::search::Scratch;
 use crate::storage::{Array, Key128};
 use crate::test_set::{check_aligned, prepare, TestItem};
 
-const BUILD_BLOCK_ROWS: usize = 1 << 16;
+const BUILD_BLOCK_ROWS: usize = 1 << 14;
 
 /// One side (sources or targets) of the training corpus.
 #[derive(Debug, Clone, Default)]
@@ -67,24 +67,19 @@ impl Side {
 #[derive(Default)]
 struct SideBuilder {
     ids: HashMap<Gram, u32>,
-    rows: Vec<Query>,
+    rows: Rows,
     row_hash: Vec<u128>,
 }
 
 impl SideBuilder {
     fn add(&mut self, grams: Vec<Gram>, hash: u128) {
         let ids = &mut self.ids;
-        let row = grams
-            .iter()
-            .map(|&g| {
-                let next = ids.len() as u32;
-                *ids.entry(g).or_insert(next)
-            })
-            .collect();
-        self.rows.push(Query {
-            size: grams.len() as u32,
-            grams: row,
-        });
+        // Unsorted for now: renumbering sorts every row.
+        self.rows.ids.extend(grams.iter().map(|&g| {
+            let next = ids.len() as u32;
+            *ids.entry(g).or_insert(next)
+        }));
+        self.rows.starts.push(self.rows.ids.len() as u64);
         self.row_hash.push(hash);
     }
 
@@ -95,14 +90,11 @@ impl SideBuilder {
         for (new, &(_, old)) in keyed.iter().enumerate() {
             renumber[old as usize] = new as u32;
         }
-        let vocab: Vec<Gram> = keyed.into_iter().map(|(g, _)| g).collect();
+        let vocab: Vec<Key128> = keyed.into_iter().map(|(g, _)| Key128::from(g)).collect();
         let mut rows = self.rows;
-        rows.par_iter_mut().for_each(|q| {
-            for g in q.grams.iter_mut() {
-                *g = renumber[*g as usize];
-            }
-        });
-        let postings = Postings::build(&rows, vocab.len(), 0);
+        rows.renumber(&renumber);
+        drop(renumber);
+        let postings = Postings::build(rows, vocab.len(), 0);
         let mut by_hash: Vec<(u128, u32)> = self
             .row_hash
             .iter()
@@ -111,7 +103,7 @@ impl SideBuilder {
             .collect();
         by_hash.par_sort_unstable();
         Side {
-            vocab: Array::from(vocab.into_iter().map(Key128::from).collect::<Vec<_>>()),
+            vocab: Array::from(vocab),
             postings,
             row_hash: Array::from(
                 self.row_hash
@@ -127,6 +119,39 @@ impl SideBuilder {
             ),
             hash_rows: Array::from(by_hash.iter().map(|e| e.1).collect::<Vec<_>>()),
         }
+    }
+
+    /// One side of the corpus, read a block of rows at a time. The sides are
+    /// built one after the other, so only one side's rows are ever held.
+    fn build<S: AsRef<str> + Sync>(
+        config: &GramConfig,
+        texts: &[S],
+        pool: &ThreadPool,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Side> {
+        let mut side = SideBuilder {
+            rows: Rows::new(),
+            ..SideBuilder::default()
+        };
+        for start in (0..texts.len()).step_by(BUILD_BLOCK_ROWS) {
+            if interrupted() {
+                return Err(Error::Interrupted);
+            }
+            let end = (start + BUILD_BLOCK_ROWS).min(texts.len());
+            let rows: Vec<_> = pool.install(|| {
+                texts[start..end]
+                    .par_iter()
+                    .map(|text| {
+                        let norm = config.normalization.apply(text.as_ref());
+                        (config.grams_of_normalized(&norm), xxh3_128(norm.as_bytes()))
+                    })
+                    .collect()
+            });
+            for (grams, hash) in rows {
+                side.add(grams, hash);
+            }
+        }
+        Ok(pool.install(|| side.finish()))
     }
 }
 
@@ -158,29 +183,8 @@ impl TrainingIndex {
             ));
         }
         let pool = pool(threads)?;
-        let mut source = SideBuilder::default();
-        let mut target = SideBuilder::default();
-        for start in (0..sources.len()).step_by(BUILD_BLOCK_ROWS) {
-            if interrupted() {
-                return Err(Error::Interrupted);
-            }
-            let end = (start + BUILD_BLOCK_ROWS).min(sources.len());
-            let read = |text: &str| {
-                let norm = config.normalization.apply(text);
-                (config.grams_of_normalized(&norm), xxh3_128(norm.as_bytes()))
-            };
-            let rows: Vec<_> = pool.install(|| {
-                (start..end)
-                    .into_par_iter()
-                    .map(|i| (read(sources[i].as_ref()), read(targets[i].as_ref())))
-                    .collect()
-            });
-            for ((sg, sh), (tg, th)) in rows {
-                source.add(sg, sh);
-                target.add(tg, th);
-            }
-        }
-        let (source, target) = pool.install(|| rayon::join(|| source.finish(), || target.finish()));
+        let source = SideBuilder::build(&config, sources, &pool, interrupted)?;
+        let target = SideBuilder::build(&config, targets, &pool, interrupted)?;
         Ok(TrainingIndex {
             config,
             source,

@@ -4,6 +4,7 @@
 //! An array that fails is reported by name; nothing is searched.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
@@ -11,23 +12,26 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::error::{Error, Result};
 use crate::grams::GramConfig;
 use crate::index::{Side, TrainingIndex};
+use crate::packed::PackedLists;
 use crate::pool::pool;
 use crate::postings::Postings;
 use crate::storage::{Array, Keeper, Plain};
 
 /// Bumped whenever the arrays or their meaning change.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 const SIDES: [&str; 2] = ["source", "target"];
 
 /// The arrays of one side and their element widths in bytes, in file order.
-pub const SIDE_ARRAYS: [(&str, usize); 9] = [
+pub const SIDE_ARRAYS: [(&str, usize); 11] = [
     ("vocab", 16),
     ("sizes", 4),
     ("local_of", 4),
     ("internal_of", 4),
     ("offsets", 8),
-    ("postings", 4),
+    ("block_first", 4),
+    ("block_start", 8),
+    ("packed", 1),
     ("row_hash", 16),
     ("hash_keys", 16),
     ("hash_rows", 4),
@@ -65,22 +69,26 @@ impl Side {
         p.sizes.release_resident();
         p.local_of.release_resident();
         p.internal_of.release_resident();
-        p.offsets.release_resident();
-        p.postings.release_resident();
+        p.lists.offsets.release_resident();
+        p.lists.block_first.release_resident();
+        p.lists.block_start.release_resident();
+        p.lists.packed.release_resident();
         self.row_hash.release_resident();
         self.hash_keys.release_resident();
         self.hash_rows.release_resident();
     }
 
-    fn arrays(&self) -> [&[u8]; 9] {
+    fn arrays(&self) -> [&[u8]; 11] {
         let p = &self.postings;
         [
             self.vocab.as_bytes(),
             p.sizes.as_bytes(),
             p.local_of.as_bytes(),
             p.internal_of.as_bytes(),
-            p.offsets.as_bytes(),
-            p.postings.as_bytes(),
+            p.lists.offsets.as_bytes(),
+            p.lists.block_first.as_bytes(),
+            p.lists.block_start.as_bytes(),
+            p.lists.packed.as_bytes(),
             self.row_hash.as_bytes(),
             self.hash_keys.as_bytes(),
             self.hash_rows.as_bytes(),
@@ -117,8 +125,12 @@ impl Loader {
                 sizes: self.take(side, "sizes")?,
                 local_of: self.take(side, "local_of")?,
                 internal_of: self.take(side, "internal_of")?,
-                offsets: self.take(side, "offsets")?,
-                postings: self.take(side, "postings")?,
+                lists: PackedLists {
+                    offsets: self.take(side, "offsets")?,
+                    block_first: self.take(side, "block_first")?,
+                    block_start: self.take(side, "block_start")?,
+                    packed: self.take(side, "packed")?,
+                },
             },
             row_hash: self.take(side, "row_hash")?,
             hash_keys: self.take(side, "hash_keys")?,
@@ -163,7 +175,7 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
         )?;
     }
     ensure(
-        p.offsets.len() == v + 1,
+        p.lists.offsets.len() == v + 1,
         name,
         "offsets",
         "length is not vocabulary + 1",
@@ -174,22 +186,28 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
         "vocab",
         "grams not strictly increasing",
     )?;
-    ensure(p.offsets[0] == 0, name, "offsets", "does not start at 0")?;
-    ensure(non_decreasing(&p.offsets), name, "offsets", "decreasing")?;
-    ensure(
-        p.offsets[v] == p.postings.len() as u64,
-        name,
-        "offsets",
-        "last offset differs from the postings length",
-    )?;
+    if let Err(message) = p.lists.check_layout() {
+        return Err(corrupt(&format!("{name}.packed"), message));
+    }
+    let counts: Vec<AtomicU32> = (0..rows).map(|_| AtomicU32::new(0)).collect();
     let lists_ok = (0..v).into_par_iter().all(|g| {
-        let list = p.list(g as u32);
-        list.windows(2).all(|w| w[0] < w[1]) && list.last().is_none_or(|&r| (r as usize) < rows)
+        let mut previous: Option<u32> = None;
+        let mut seen = 0;
+        let mut ok = true;
+        p.list(g as u32).for_each_below(u32::MAX, |r| {
+            ok &= previous.is_none_or(|q| q < r) && (r as usize) < rows;
+            previous = Some(r);
+            seen += 1;
+            if ok {
+                counts[r as usize].fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        ok && seen == p.df(g as u32)
     });
     ensure(
         lists_ok,
         name,
-        "postings",
+        "packed",
         "a list is unsorted or names a row out of range",
     )?;
     ensure(non_decreasing(&p.sizes), name, "sizes", "not sorted")?;
@@ -202,14 +220,10 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
         "local_of",
         "not the inverse of internal_of",
     )?;
-    let mut counts = vec![0u32; rows];
-    for &internal in p.postings.iter() {
-        counts[internal as usize] += 1;
-    }
     let sizes_ok = counts
         .par_iter()
         .zip(p.sizes.par_iter())
-        .all(|(c, s)| c == s);
+        .all(|(c, &s)| c.load(Ordering::Relaxed) == s);
     ensure(sizes_ok, name, "sizes", "differ from the postings per row")?;
     ensure(
         non_decreasing(&s.hash_keys),
@@ -348,7 +362,7 @@ mod tests {
     fn reloaded_arrays_answer_the_same() {
         let index = built();
         let again = reload(copies(&index)).unwrap();
-        assert!(again.source.postings.postings.is_borrowed());
+        assert!(again.source.postings.lists.packed.is_borrowed());
         assert_eq!(exposures(&index), exposures(&again));
         assert_eq!(index.nbytes(), again.nbytes());
     }
@@ -356,12 +370,12 @@ mod tests {
     #[test]
     fn a_changed_byte_fails_its_checksum() {
         let mut parts = copies(&built());
-        let postings = parts.iter_mut().find(|p| p.0 == "target.postings").unwrap();
-        postings.1[0] ^= 1;
+        let packed = parts.iter_mut().find(|p| p.0 == "target.packed").unwrap();
+        packed.1[0] ^= 1;
         let err = reload(parts).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "index array target.postings: checksum mismatch"
+            "index array target.packed: checksum mismatch"
         );
     }
 
@@ -385,9 +399,12 @@ mod tests {
         assert!(
             tampered("source.vocab", |b| b[0..16].copy_from_slice(&[0xff; 16])).contains("vocab")
         );
-        assert!(tampered("source.postings", |b| b[0..4]
-            .copy_from_slice(&[9, 9, 9, 9]))
-        .contains("postings"));
+        assert!(tampered("source.block_first", |b| b[0..4]
+            .copy_from_slice(&[0xff; 4]))
+        .contains("source.packed: a list is unsorted"));
+        assert!(tampered("target.block_start", |b| b[8..16]
+            .copy_from_slice(&[0xff; 8]))
+        .contains("target.packed: a block's bytes"));
         assert!(tampered("target.local_of", swap_first_two_u32).contains("local_of"));
         assert!(
             tampered("source.offsets", |b| b[8..16].copy_from_slice(&[0xff; 8]))

@@ -15,6 +15,7 @@ pub mod grams;
 pub mod index;
 pub mod index_file;
 pub mod normalize;
+pub mod packed;
 pub mod pool;
 pub mod postings;
 mod prefix_index;

@@ -1,10 +1,14 @@
-//! A block of training rows as flat integer arrays (CSR).
+//! A block of training rows as flat integer arrays: bit-packed posting lists
+//! ([`PackedLists`]) and the row order they refer to.
 //!
 //! Rows are renumbered by (set size, row): internal id `i` has the `i`-th
 //! smallest gram set, so the rows within a size window are one contiguous id
 //! range, and every posting list (sorted by internal id) can be cut to that
-//! window by binary search.
+//! window by a seek.
 
+use rayon::prelude::*;
+
+use crate::packed::{encode_blocks, Cursor, PackedLists, BLOCK};
 use crate::storage::Array;
 
 /// The gram ids of one text in some vocabulary, and the size of its full gram
@@ -14,6 +18,64 @@ pub struct Query {
     pub size: u32,
     pub grams: Vec<u32>,
 }
+
+/// Rows' gram ids, flat: row `r` holds `ids[starts[r]..starts[r + 1]]`,
+/// sorted, and its set size is their number.
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    pub starts: Vec<u64>,
+    pub ids: Vec<u32>,
+}
+
+impl Rows {
+    pub fn new() -> Rows {
+        Rows {
+            starts: vec![0],
+            ids: Vec::new(),
+        }
+    }
+
+    /// Append a row (its ids in any order).
+    pub fn push(&mut self, ids: impl IntoIterator<Item = u32>) {
+        let from = self.ids.len();
+        self.ids.extend(ids);
+        self.ids[from..].sort_unstable();
+        self.starts.push(self.ids.len() as u64);
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn row(&self, r: usize) -> &[u32] {
+        &self.ids[self.starts[r] as usize..self.starts[r + 1] as usize]
+    }
+
+    /// Rename every id through `map`, keeping each row sorted.
+    pub fn renumber(&mut self, map: &[u32]) {
+        let mut slices: Vec<&mut [u32]> = Vec::with_capacity(self.len());
+        let mut rest = self.ids.as_mut_slice();
+        for w in self.starts.windows(2) {
+            let (row, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
+            slices.push(row);
+            rest = tail;
+        }
+        slices.par_iter_mut().for_each(|row| {
+            for g in row.iter_mut() {
+                *g = map[*g as usize];
+            }
+            row.sort_unstable();
+        });
+    }
+}
+
+/// Positions filled and encoded at a time: the working memory of a build is
+/// this many `u32` per thread.
+const FILL_POSITIONS: usize = BLOCK << 17;
 
 #[derive(Debug, Clone, Default)]
 pub struct Postings {
@@ -25,46 +87,48 @@ pub struct Postings {
     pub(crate) local_of: Array<u32>,
     /// Internal id by local row.
     pub(crate) internal_of: Array<u32>,
-    /// Start of each gram's posting list (one more entry than the vocabulary).
-    pub(crate) offsets: Array<u64>,
-    /// Internal ids, sorted within each list.
-    pub(crate) postings: Array<u32>,
+    /// Internal ids by gram, sorted within each list.
+    pub(crate) lists: PackedLists,
 }
 
 impl Postings {
-    /// Build from the rows of a block (`rows[i]` is local row `i`).
-    pub fn build(rows: &[Query], vocab_len: usize, row_base: u64) -> Postings {
+    /// Build from the rows of a block (row `i` is local row `i`) over a
+    /// vocabulary of `vocab_len` grams. The lists are filled and packed a run
+    /// of positions at a time, so no unpacked copy of them is ever whole, and
+    /// the rows are let go before the runs are joined.
+    pub fn build(rows: Rows, vocab_len: usize, row_base: u64) -> Postings {
+        let size = |r: usize| (rows.starts[r + 1] - rows.starts[r]) as u32;
         let mut local_of: Vec<u32> = (0..rows.len() as u32).collect();
-        local_of.sort_by_key(|&r| (rows[r as usize].size, r));
+        local_of.par_sort_unstable_by_key(|&r| (size(r as usize), r));
         let mut internal_of = vec![0u32; rows.len()];
         for (internal, &local) in local_of.iter().enumerate() {
             internal_of[local as usize] = internal as u32;
         }
-        let sizes: Vec<u32> = local_of.iter().map(|&r| rows[r as usize].size).collect();
+        let sizes: Vec<u32> = local_of.iter().map(|&r| size(r as usize)).collect();
         let mut offsets = vec![0u64; vocab_len + 1];
-        for row in rows {
-            for &g in &row.grams {
-                offsets[g as usize + 1] += 1;
-            }
+        for &g in &rows.ids {
+            offsets[g as usize + 1] += 1;
         }
         for g in 0..vocab_len {
             offsets[g + 1] += offsets[g];
         }
-        let mut fill: Vec<u64> = offsets[..vocab_len].to_vec();
-        let mut postings = vec![0u32; offsets[vocab_len] as usize];
-        for (internal, &local) in local_of.iter().enumerate() {
-            for &g in &rows[local as usize].grams {
-                postings[fill[g as usize] as usize] = internal as u32;
-                fill[g as usize] += 1;
-            }
-        }
+        let total = offsets[vocab_len] as usize;
+        let runs = (0..total.div_ceil(FILL_POSITIONS))
+            .into_par_iter()
+            .map(|run| {
+                let from = run * FILL_POSITIONS;
+                let to = total.min(from + FILL_POSITIONS);
+                let values = fill(&rows, &local_of, &offsets, from as u64, to as u64);
+                encode_blocks(&offsets, from as u64, &values)
+            })
+            .collect();
+        drop(rows);
         Postings {
             row_base,
             sizes: Array::from(sizes),
             local_of: Array::from(local_of),
             internal_of: Array::from(internal_of),
-            offsets: Array::from(offsets),
-            postings: Array::from(postings),
+            lists: PackedLists::from_blocks(offsets, runs),
         }
     }
 
@@ -73,13 +137,12 @@ impl Postings {
     }
 
     pub fn df(&self, gram: u32) -> usize {
-        let g = gram as usize;
-        (self.offsets[g + 1] - self.offsets[g]) as usize
+        self.lists.df(gram)
     }
 
-    pub fn list(&self, gram: u32) -> &[u32] {
-        let g = gram as usize;
-        &self.postings[self.offsets[g] as usize..self.offsets[g + 1] as usize]
+    /// A reader of one gram's list of internal ids.
+    pub fn list(&self, gram: u32) -> Cursor<'_> {
+        self.lists.cursor(gram)
     }
 
     pub fn size(&self, internal: u32) -> u32 {
@@ -108,37 +171,79 @@ impl Postings {
         self.sizes.nbytes()
             + self.local_of.nbytes()
             + self.internal_of.nbytes()
-            + self.offsets.nbytes()
-            + self.postings.nbytes()
+            + self.lists.nbytes()
     }
+}
+
+/// The values at positions `[from, to)` of the lists: internal ids, each list
+/// in increasing order. Rows are visited in internal order and each gram's
+/// next free position counted from its list's start.
+fn fill(rows: &Rows, local_of: &[u32], offsets: &[u64], from: u64, to: u64) -> Vec<u32> {
+    // The grams whose lists meet [from, to).
+    let g_lo = offsets[1..].partition_point(|&o| o <= from) as u32;
+    let g_hi = (offsets.partition_point(|&o| o < to) as u32).min(offsets.len() as u32 - 1);
+    let mut next: Vec<u64> = offsets[g_lo as usize..g_hi as usize].to_vec();
+    let mut values = vec![0u32; (to - from) as usize];
+    for (internal, &local) in local_of.iter().enumerate() {
+        let row = rows.row(local as usize);
+        let first = row.partition_point(|&g| g < g_lo);
+        for &g in &row[first..] {
+            if g >= g_hi {
+                break;
+            }
+            let slot = &mut next[(g - g_lo) as usize];
+            if (from..to).contains(slot) {
+                values[(*slot - from) as usize] = internal as u32;
+            }
+            *slot += 1;
+        }
+    }
+    values
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn collect(p: &Postings, gram: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        p.list(gram).for_each_below(u32::MAX, |v| out.push(v));
+        out
+    }
+
     #[test]
     fn rows_sorted_by_size_and_lists_sorted() {
-        let rows = vec![
-            Query {
-                size: 3,
-                grams: vec![0, 1],
-            },
-            Query {
-                size: 1,
-                grams: vec![1],
-            },
-            Query {
-                size: 3,
-                grams: vec![1, 2],
-            },
-        ];
-        let p = Postings::build(&rows, 3, 10);
+        let mut rows = Rows::new();
+        rows.push([1, 0, 3]);
+        rows.push([1]);
+        rows.push([2, 1]);
+        let p = Postings::build(rows, 4, 10);
         assert_eq!(p.rows(), 3);
         assert_eq!(p.row_of(0), 11);
-        assert_eq!(p.list(1), &[0, 1, 2]);
-        assert_eq!(p.list(0), &[1]);
-        assert_eq!(p.internal_of_row(12), 2);
+        assert_eq!(p.row_of(1), 12);
+        assert_eq!(collect(&p, 1), vec![0, 1, 2]);
+        assert_eq!(collect(&p, 0), vec![2]);
+        assert_eq!(collect(&p, 2), vec![1]);
+        assert_eq!(p.internal_of_row(12), 1);
         assert_eq!(p.size_range(2, 3), (1, 3));
+    }
+
+    #[test]
+    fn fill_runs_cut_lists_anywhere() {
+        // Lists longer than a run, cut at every kind of boundary.
+        let mut rows = Rows::new();
+        for r in 0..700u32 {
+            rows.push((0..6).filter(|g| (r + g) % (g + 1) == 0));
+        }
+        let p = Postings::build(rows.clone(), 6, 0);
+        let whole = (0..6).map(|g| collect(&p, g)).collect::<Vec<_>>();
+        for from in [0u64, 128, 256, 384] {
+            for to in [from + 128, from + 256] {
+                let values = fill(&rows, &p.local_of, &p.lists.offsets, from, to);
+                let concat: Vec<u32> = whole.concat();
+                let end = (to as usize).min(concat.len());
+                assert_eq!(values[..end - from as usize], concat[from as usize..end]);
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! reach it (the prefix is exhausted) no new candidate is admitted, and the
 //! remaining lists only complete the counts of the surviving candidates, which
 //! are pruned by their upper bounds as they go (count first, verify later).
-//! A size window, narrowed as the bar rises, cuts every list by binary search.
+//! A size window, narrowed as the bar rises, cuts every list by a seek.
 
 use crate::postings::{Postings, Query};
 use crate::score::{top_k, Bar, Hit, Score};
@@ -119,21 +119,6 @@ fn unseen_bound(remaining: u32, n: u32) -> Score {
     Score::bound(remaining, n, remaining)
 }
 
-/// First index of `list` at or after `from` whose value is >= `target`.
-fn gallop(list: &[u32], from: usize, target: u32) -> usize {
-    if from >= list.len() || list[from] >= target {
-        return from;
-    }
-    let mut step = 1;
-    let mut lo = from;
-    while lo + step < list.len() && list[lo + step] < target {
-        lo += step;
-        step *= 2;
-    }
-    let hi = (lo + step + 1).min(list.len());
-    lo + 1 + list[lo + 1..hi].partition_point(|&v| v < target)
-}
-
 /// The query's posting lists in this block, rarest first, as (df, gram).
 fn lists_rarest_first(p: &Postings, q: &Query) -> Vec<(usize, u32)> {
     let mut lists: Vec<(usize, u32)> = q
@@ -171,15 +156,12 @@ pub fn scores_of(p: &Postings, q: &Query, rows: &[u32]) -> Vec<Score> {
     let sorted: Vec<u32> = order.iter().map(|&i| rows[i]).collect();
     let mut overlap = vec![0u32; rows.len()];
     for &g in &q.grams {
-        let list = p.list(g);
-        let mut pos = 0;
+        let mut list = p.list(g);
         for (j, &r) in sorted.iter().enumerate() {
-            pos = gallop(list, pos, r);
-            if pos == list.len() {
-                break;
-            }
-            if list[pos] == r {
-                overlap[j] += 1;
+            match list.seek(r) {
+                None => break,
+                Some(v) if v == r => overlap[j] += 1,
+                Some(_) => {}
             }
         }
     }
@@ -267,19 +249,19 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
         }
         let (min, max) = size_window(n, bar);
         let (lo, hi) = p.size_range(min, max);
-        let list = p.list(lists[i].1);
-        let start = list.partition_point(|&r| (r as usize) < lo);
-        let end = list.partition_point(|&r| (r as usize) < hi);
-        for &r in &list[start..end] {
-            let c = counts[r as usize] + 1;
-            counts[r as usize] = c;
-            if c == 1 {
-                touched.push(r);
-            }
-            if c > gate {
-                leaders.offer(Score::jaccard(c, n, p.size(r)), r);
-                gate = leaders.gate(n);
-            }
+        let mut list = p.list(lists[i].1);
+        if list.seek(lo as u32).is_some() {
+            list.for_each_below(hi as u32, |r| {
+                let c = counts[r as usize] + 1;
+                counts[r as usize] = c;
+                if c == 1 {
+                    touched.push(r);
+                }
+                if c > gate {
+                    leaders.offer(Score::jaccard(c, n, p.size(r)), r);
+                    gate = leaders.gate(n);
+                }
+            });
         }
         if let Some(b) = leaders.bar() {
             bar = bar.max(b);
@@ -305,13 +287,11 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
             break;
         }
         remaining -= 1;
-        let list = p.list(gram);
-        let mut pos = 0;
+        let mut list = p.list(gram);
         let mut kept = 0;
         for j in 0..candidates.len() {
             let r = candidates[j];
-            pos = gallop(list, pos, r);
-            if pos < list.len() && list[pos] == r {
+            if list.seek(r) == Some(r) {
                 counts[r as usize] += 1;
                 leaders.offer(Score::jaccard(counts[r as usize], n, p.size(r)), r);
             }
@@ -348,21 +328,6 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gallop_finds_first_not_less() {
-        let list = [1, 3, 5, 7, 9, 11, 13];
-        for target in 0..15 {
-            let want = list.partition_point(|&v| v < target);
-            for from in 0..=want {
-                assert_eq!(
-                    gallop(&list, from, target),
-                    want,
-                    "target {target} from {from}"
-                );
-            }
-        }
-    }
 
     #[test]
     fn size_window_is_exact() {

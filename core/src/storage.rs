@@ -11,6 +11,7 @@ use crate::error::{invalid, Result};
 
 /// Element types that can be read from raw little-endian bytes.
 pub trait Plain: Copy + Send + Sync + 'static {}
+impl Plain for u8 {}
 impl Plain for u32 {}
 impl Plain for u64 {}
 
