@@ -20,7 +20,7 @@ use crate::storage::Array;
 /// Positions per block.
 pub const BLOCK: usize = 128;
 
-/// Bytes read past a block's last entry by [`PackedLists::entry`]; `packed`
+/// Bytes read past a block's last entry by [`unpack`]; `packed`
 /// ends with this many zero bytes.
 const PADDING: usize = 8;
 
@@ -152,31 +152,23 @@ impl PackedLists {
         Cursor {
             lists: self,
             end: self.offsets[g + 1],
+            bytes: &[],
+            width: 0,
+            j0: 0,
             buf: [0; BLOCK],
+            n: 0,
             len: 0,
             i: 0,
             next: self.offsets[g],
         }
     }
 
-    /// The entry at index `j` of block `b`.
+    /// Block `b`'s bytes (with the padding after them) and its width.
     #[inline]
-    fn entry(&self, b: usize, j: usize) -> u32 {
+    fn block(&self, b: usize) -> (&[u8], u32) {
         let start = self.block_start[b] as usize;
-        let width = ((self.block_start[b + 1] as usize - start) / 16) as u32;
-        if width == 0 {
-            return 0;
-        }
-        let bit = j * width as usize;
-        let at = start + bit / 8;
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&self.packed[at..at + 8]);
-        let mask = if width == 32 {
-            u32::MAX as u64
-        } else {
-            (1u64 << width) - 1
-        };
-        ((u64::from_le_bytes(word) >> (bit % 8)) & mask) as u32
+        let end = self.block_start[b + 1] as usize;
+        (&self.packed[start..end + PADDING], ((end - start) / 16) as u32)
     }
 
     pub fn nbytes(&self) -> usize {
@@ -217,51 +209,94 @@ impl PackedLists {
     }
 }
 
-/// Reads one list in increasing order, a block at a time.
+/// The entries `j0 .. j0 + out.len()` of a block of `width`-bit entries.
+#[inline]
+fn unpack(bytes: &[u8], width: u32, j0: usize, out: &mut [u32]) {
+    if width == 0 {
+        out.fill(0);
+        return;
+    }
+    let mask = (1u64 << width) - 1;
+    let w = width as usize;
+    for (k, slot) in out.iter_mut().enumerate() {
+        let bit = (j0 + k) * w;
+        let at = bit / 8;
+        let word = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        *slot = ((word >> (bit % 8)) & mask) as u32;
+    }
+}
+
+/// Entries decoded at a time when a seek needs more of a block.
+const GROUP: usize = 16;
+
+/// Reads one list in increasing order, decoding a block only as far as asked.
 pub struct Cursor<'a> {
     lists: &'a PackedLists,
     /// The end of the list's positions.
     end: u64,
-    /// Decoded values, and the index of the current one.
+    /// The block being read: its bytes and width, and the entry of `buf[0]`.
+    bytes: &'a [u8],
+    width: u32,
+    j0: usize,
+    /// The list's `n` values in this block, the first `len` decoded, and the
+    /// index of the current one.
     buf: [u32; BLOCK],
+    n: usize,
     len: usize,
     i: usize,
-    /// The position after the decoded ones.
+    /// The position after this block's values.
     next: u64,
 }
 
-impl Cursor<'_> {
-    /// Decode from position `from` (the list start or a block start inside
-    /// the list) to the end of its block or of the list.
-    fn decode_at(&mut self, from: u64) {
-        let lists = self.lists;
+impl<'a> Cursor<'a> {
+    /// Start reading at position `from` (the list start or a block start
+    /// inside the list), up to the end of its block or of the list.
+    fn start_block(&mut self, from: u64) {
+        let lists: &'a PackedLists = self.lists;
         let b = (from / BLOCK as u64) as usize;
         let to = self.end.min((b as u64 + 1) * BLOCK as u64);
-        let j0 = (from % BLOCK as u64) as usize;
-        let n = (to - from) as usize;
-        let mut v = if j0 == 0 {
-            lists.block_first[b]
+        let (bytes, width) = lists.block(b);
+        self.bytes = bytes;
+        self.width = width;
+        self.j0 = (from % BLOCK as u64) as usize;
+        if self.j0 == 0 {
+            self.buf[0] = lists.block_first[b];
         } else {
-            lists.entry(b, j0)
-        };
-        self.buf[0] = v;
-        for k in 1..n {
-            v = v.wrapping_add(lists.entry(b, j0 + k));
-            self.buf[k] = v;
+            unpack(bytes, width, self.j0, &mut self.buf[..1]);
         }
-        self.len = n;
+        self.n = (to - from) as usize;
+        self.len = 1;
         self.i = 0;
         self.next = to;
     }
 
-    /// The current value, decoding the next block when needed.
+    /// Decode this block's values up to index `upto` (at most `n`).
+    fn decode_to(&mut self, upto: usize) {
+        let upto = upto.min(self.n);
+        let from = self.len;
+        unpack(
+            self.bytes,
+            self.width,
+            self.j0 + from,
+            &mut self.buf[from..upto],
+        );
+        for k in from..upto {
+            self.buf[k] = self.buf[k].wrapping_add(self.buf[k - 1]);
+        }
+        self.len = upto;
+    }
+
+    /// The current value, decoding more when needed.
     #[inline]
     pub fn current(&mut self) -> Option<u32> {
         if self.i == self.len {
-            if self.next >= self.end {
+            if self.len < self.n {
+                self.decode_to(self.len + GROUP);
+            } else if self.next >= self.end {
                 return None;
+            } else {
+                self.start_block(self.next);
             }
-            self.decode_at(self.next);
         }
         Some(self.buf[self.i])
     }
@@ -276,11 +311,15 @@ impl Cursor<'_> {
     /// one) and return it; `None` when the list has no such value.
     pub fn seek(&mut self, target: u32) -> Option<u32> {
         loop {
+            while self.len < self.n && (self.len == self.i || self.buf[self.len - 1] < target) {
+                self.decode_to(self.len + GROUP);
+            }
             if self.i < self.len && self.buf[self.len - 1] >= target {
                 self.i += self.buf[self.i..self.len].partition_point(|&v| v < target);
                 return Some(self.buf[self.i]);
             }
             if self.next >= self.end {
+                self.n = self.len;
                 self.i = self.len;
                 return None;
             }
@@ -293,7 +332,7 @@ impl Cursor<'_> {
                 let k = self.lists.block_first[b0..=b_last].partition_point(|&v| v <= target);
                 from = ((b0 + k - 1) * BLOCK) as u64;
             }
-            self.decode_at(from);
+            self.start_block(from);
         }
     }
 
@@ -304,6 +343,7 @@ impl Cursor<'_> {
             if first >= hi {
                 return;
             }
+            self.decode_to(self.n);
             let block = &self.buf[self.i..self.len];
             let n = block.partition_point(|&v| v < hi);
             for &v in &block[..n] {
