@@ -123,9 +123,10 @@ impl SideBuilder {
 
     /// One side of the corpus, read a block of rows at a time. The sides are
     /// built one after the other, so only one side's rows are ever held.
-    fn build<S: AsRef<str> + Sync>(
+    fn build(
         config: &GramConfig,
-        texts: &[S],
+        rows: usize,
+        read: &dyn Fn(usize, usize) -> Result<Vec<String>>,
         pool: &ThreadPool,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<Side> {
@@ -133,16 +134,16 @@ impl SideBuilder {
             rows: Rows::new(),
             ..SideBuilder::default()
         };
-        for start in (0..texts.len()).step_by(BUILD_BLOCK_ROWS) {
+        for start in (0..rows).step_by(BUILD_BLOCK_ROWS) {
             if interrupted() {
                 return Err(Error::Interrupted);
             }
-            let end = (start + BUILD_BLOCK_ROWS).min(texts.len());
+            let texts = read(start, (start + BUILD_BLOCK_ROWS).min(rows))?;
             let rows: Vec<_> = pool.install(|| {
-                texts[start..end]
+                texts
                     .par_iter()
                     .map(|text| {
-                        let norm = config.normalization.apply(text.as_ref());
+                        let norm = config.normalization.apply(text);
                         (config.grams_of_normalized(&norm), xxh3_128(norm.as_bytes()))
                     })
                     .collect()
@@ -173,18 +174,38 @@ impl TrainingIndex {
         interrupted: &dyn Fn() -> bool,
     ) -> Result<TrainingIndex> {
         check_aligned(sources.len(), targets.len())?;
-        if sources.is_empty() {
+        let sides = [sources, targets];
+        let read = |side: usize, start: usize, end: usize| {
+            Ok(sides[side][start..end]
+                .iter()
+                .map(|t| t.as_ref().to_owned())
+                .collect())
+        };
+        TrainingIndex::build_from(config, sources.len(), &read, threads, interrupted)
+    }
+
+    /// Build from a corpus of `rows` pairs that `read(side, start, end)`
+    /// hands over a block of rows at a time (side 0 the sources, 1 the
+    /// targets), all sources first: only one block's texts are held at once.
+    pub fn build_from(
+        config: GramConfig,
+        rows: usize,
+        read: &dyn Fn(usize, usize, usize) -> Result<Vec<String>>,
+        threads: usize,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<TrainingIndex> {
+        if rows == 0 {
             return Err(Error::EmptyTraining);
         }
-        if sources.len() > u32::MAX as usize {
+        if rows > u32::MAX as usize {
             return Err(invalid(
                 "train",
                 "more than 2^32 - 1 rows; use the streaming strategy",
             ));
         }
         let pool = pool(threads)?;
-        let source = SideBuilder::build(&config, sources, &pool, interrupted)?;
-        let target = SideBuilder::build(&config, targets, &pool, interrupted)?;
+        let source = SideBuilder::build(&config, rows, &|s, e| read(0, s, e), &pool, interrupted)?;
+        let target = SideBuilder::build(&config, rows, &|s, e| read(1, s, e), &pool, interrupted)?;
         Ok(TrainingIndex {
             config,
             source,

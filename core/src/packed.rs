@@ -168,7 +168,10 @@ impl PackedLists {
     fn block(&self, b: usize) -> (&[u8], u32) {
         let start = self.block_start[b] as usize;
         let end = self.block_start[b + 1] as usize;
-        (&self.packed[start..end + PADDING], ((end - start) / 16) as u32)
+        (
+            &self.packed[start..end + PADDING],
+            ((end - start) / 16) as u32,
+        )
     }
 
     pub fn nbytes(&self) -> usize {
@@ -455,6 +458,59 @@ mod tests {
                     .filter(|&v| v >= lo && v < hi)
                     .collect();
                 assert_eq!(seen, want);
+            }
+        }
+    }
+
+    /// Sorted lists of distinct values from `(start, gap)` draws.
+    fn sorted_lists() -> impl proptest::strategy::Strategy<Value = Vec<Vec<u32>>> {
+        use proptest::prelude::*;
+        let gaps = prop_oneof![1u32..3, 1u32..300, 1u32..1_000_000];
+        let list = (0u32..1000, prop::collection::vec(gaps, 0..400)).prop_map(|(start, gaps)| {
+            let mut v = start;
+            gaps.iter()
+                .map(|g| {
+                    v = v.saturating_add(*g);
+                    v
+                })
+                .collect::<Vec<u32>>()
+        });
+        prop::collection::vec(list, 1..12).prop_map(|lists| {
+            lists
+                .into_iter()
+                .map(|mut l| {
+                    l.dedup();
+                    l
+                })
+                .collect()
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn seeks_and_scans_agree_with_the_plain_lists(
+            lists in sorted_lists(),
+            targets in proptest::collection::vec(0u32..2_000_000, 1..40),
+        ) {
+            let p = PackedLists::from_lists(&lists);
+            p.check_layout().unwrap();
+            let mut targets = targets;
+            targets.sort_unstable();
+            for (g, list) in lists.iter().enumerate() {
+                proptest::prop_assert_eq!(&decoded(&p, g as u32), list);
+                let mut cursor = p.cursor(g as u32);
+                for &t in &targets {
+                    let want = list.iter().copied().find(|&v| v >= t);
+                    proptest::prop_assert_eq!(cursor.seek(t), want);
+                }
+                let (lo, hi) = (targets[0], targets[targets.len() / 2]);
+                let mut cursor = p.cursor(g as u32);
+                let mut seen = Vec::new();
+                if cursor.seek(lo).is_some() {
+                    cursor.for_each_below(hi, |v| seen.push(v));
+                }
+                let want: Vec<u32> = list.iter().copied().filter(|&v| v >= lo && v < hi).collect();
+                proptest::prop_assert_eq!(seen, want);
             }
         }
     }

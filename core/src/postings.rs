@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::packed::{encode_blocks, Cursor, PackedLists, BLOCK};
+use crate::packed::{encode_blocks, Cursor, EncodedBlocks, PackedLists, BLOCK};
 use crate::storage::Array;
 
 /// The gram ids of one text in some vocabulary, and the size of its full gram
@@ -55,6 +55,22 @@ impl Rows {
         &self.ids[self.starts[r] as usize..self.starts[r + 1] as usize]
     }
 
+    /// Drop the ids from `cut` on from every row, and the memory they held.
+    pub fn keep_below(&mut self, cut: u32) {
+        let mut kept = 0;
+        for r in 0..self.len() {
+            let (a, b) = (self.starts[r] as usize, self.starts[r + 1] as usize);
+            let n = self.ids[a..b].partition_point(|&g| g < cut);
+            self.ids.copy_within(a..a + n, kept);
+            self.starts[r] = kept as u64;
+            kept += n;
+        }
+        let rows = self.len();
+        self.starts[rows] = kept as u64;
+        self.ids.truncate(kept);
+        self.ids.shrink_to_fit();
+    }
+
     /// Rename every id through `map`, keeping each row sorted.
     pub fn renumber(&mut self, map: &[u32]) {
         let mut slices: Vec<&mut [u32]> = Vec::with_capacity(self.len());
@@ -97,6 +113,16 @@ impl Postings {
     /// of positions at a time, so no unpacked copy of them is ever whole, and
     /// the rows are let go before the runs are joined.
     pub fn build(rows: Rows, vocab_len: usize, row_base: u64) -> Postings {
+        Postings::build_in_runs(rows, vocab_len, row_base, FILL_POSITIONS)
+    }
+
+    /// [`Postings::build`] with runs of `run_positions` (a multiple of [`BLOCK`]).
+    fn build_in_runs(
+        rows: Rows,
+        vocab_len: usize,
+        row_base: u64,
+        run_positions: usize,
+    ) -> Postings {
         let size = |r: usize| (rows.starts[r + 1] - rows.starts[r]) as u32;
         let mut local_of: Vec<u32> = (0..rows.len() as u32).collect();
         local_of.par_sort_unstable_by_key(|&r| (size(r as usize), r));
@@ -113,16 +139,30 @@ impl Postings {
             offsets[g + 1] += offsets[g];
         }
         let total = offsets[vocab_len] as usize;
-        let runs = (0..total.div_ceil(FILL_POSITIONS))
-            .into_par_iter()
-            .map(|run| {
-                let from = run * FILL_POSITIONS;
-                let to = total.min(from + FILL_POSITIONS);
-                let values = fill(&rows, &local_of, &offsets, from as u64, to as u64);
-                encode_blocks(&offsets, from as u64, &values)
-            })
-            .collect();
+        // Runs are filled from the last backwards, as many at a time as there
+        // are threads; the rows then drop the grams whose lists are done, so
+        // the packed runs grow while the rows shrink.
+        let mut rows = rows;
+        let mut runs: Vec<EncodedBlocks> = Vec::new();
+        let mut end = total.div_ceil(run_positions);
+        while end > 0 {
+            let start = end.saturating_sub(rayon::current_num_threads());
+            let group: Vec<EncodedBlocks> = (start..end)
+                .into_par_iter()
+                .map(|run| {
+                    let from = run * run_positions;
+                    let to = total.min(from + run_positions);
+                    let values = fill(&rows, &local_of, &offsets, from as u64, to as u64);
+                    encode_blocks(&offsets, from as u64, &values)
+                })
+                .collect();
+            runs.extend(group.into_iter().rev());
+            let from = (start * run_positions) as u64;
+            rows.keep_below(offsets.partition_point(|&o| o < from) as u32);
+            end = start;
+        }
         drop(rows);
+        runs.reverse();
         Postings {
             row_base,
             sizes: Array::from(sizes),
@@ -226,6 +266,34 @@ mod tests {
         assert_eq!(collect(&p, 2), vec![1]);
         assert_eq!(p.internal_of_row(12), 1);
         assert_eq!(p.size_range(2, 3), (1, 3));
+    }
+
+    #[test]
+    fn short_runs_pack_the_same_lists() {
+        let mut rows = Rows::new();
+        for r in 0..900u32 {
+            rows.push((0..40).filter(|g| (r * 7 + g * 3) % (g % 5 + 2) == 0));
+        }
+        let whole = Postings::build(rows.clone(), 40, 0);
+        for run in [BLOCK, 2 * BLOCK, 5 * BLOCK] {
+            let cut = Postings::build_in_runs(rows.clone(), 40, 0, run);
+            assert_eq!(cut.lists.packed.as_bytes(), whole.lists.packed.as_bytes());
+            assert_eq!(&cut.lists.block_first[..], &whole.lists.block_first[..]);
+            assert_eq!(&cut.lists.block_start[..], &whole.lists.block_start[..]);
+        }
+    }
+
+    #[test]
+    fn keep_below_drops_the_higher_ids() {
+        let mut rows = Rows::new();
+        rows.push([5, 1, 9]);
+        rows.push([7]);
+        rows.push([0, 2]);
+        rows.keep_below(6);
+        assert_eq!(
+            (rows.row(0), rows.row(1), rows.row(2)),
+            (&[1, 5][..], &[][..], &[0, 2][..])
+        );
     }
 
     #[test]

@@ -9,15 +9,16 @@ use std::sync::Arc;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyKeyError, PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
-use crate::error::Error;
+use crate::error::{invalid, Error};
 use crate::exposure::Exposure;
 use crate::grams::{unpack, GramConfig};
 use crate::index_file::{checksum, RawArray, FORMAT_VERSION};
 use crate::normalize::Normalization;
 use crate::pool::pool;
 use crate::score::Hit;
+use crate::test_set::check_aligned;
 use crate::{Fingerprint, StreamingAudit, TrainingIndex};
 
 fn to_py(err: Error) -> PyErr {
@@ -233,8 +234,8 @@ impl PyTrainingIndex {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        sources: Vec<String>,
-        targets: Vec<String>,
+        sources: Bound<'_, PyList>,
+        targets: Bound<'_, PyList>,
         orders: Vec<i64>,
         lowercase: bool,
         strip_diacritics: bool,
@@ -242,8 +243,22 @@ impl PyTrainingIndex {
         threads: usize,
     ) -> PyResult<Self> {
         let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
+        check_aligned(sources.len(), targets.len()).map_err(to_py)?;
+        let rows = sources.len();
+        // Texts are copied out of the lists a block at a time, so a corpus is
+        // never held twice.
+        let sides = [sources.unbind(), targets.unbind()];
+        let read = |side: usize, start: usize, end: usize| {
+            Python::attach(|py| {
+                let list = sides[side].bind(py);
+                (start..end)
+                    .map(|i| list.get_item(i)?.extract::<String>())
+                    .collect::<PyResult<Vec<String>>>()
+                    .map_err(|e| invalid(["train_sources", "train_targets"][side], e.to_string()))
+            })
+        };
         let inner = py
-            .detach(|| TrainingIndex::build(cfg, &sources, &targets, threads, &interrupted))
+            .detach(|| TrainingIndex::build_from(cfg, rows, &read, threads, &interrupted))
             .map_err(to_py)?;
         Ok(PyTrainingIndex { inner })
     }
