@@ -4,7 +4,6 @@
 //! An array that fails is reported by name; nothing is searched.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
@@ -189,21 +188,38 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
     if let Err(message) = p.lists.check_layout() {
         return Err(corrupt(&format!("{name}.packed"), message));
     }
-    let counts: Vec<AtomicU32> = (0..rows).map(|_| AtomicU32::new(0)).collect();
-    let lists_ok = (0..v).into_par_iter().all(|g| {
-        let mut previous: Option<u32> = None;
-        let mut seen = 0;
-        let mut ok = true;
-        p.list(g as u32).for_each_below(u32::MAX, |r| {
-            ok &= previous.is_none_or(|q| q < r) && (r as usize) < rows;
-            previous = Some(r);
-            seen += 1;
-            if ok {
-                counts[r as usize].fetch_add(1, Ordering::Relaxed);
+    // Each thread decodes the lists of an equal share of the postings and
+    // counts the postings of every row; the counts are then summed.
+    let parts = rayon::current_num_threads().max(1);
+    let total = p.lists.len();
+    let cut = |k: usize| match k {
+        k if k == parts => v,
+        k => p.lists.offsets[..v].partition_point(|&o| o < total * k as u64 / parts as u64),
+    };
+    let counted: Vec<Option<Vec<u32>>> = (0..parts)
+        .into_par_iter()
+        .map(|k| {
+            let mut counts = vec![0u32; rows];
+            for g in cut(k)..cut(k + 1) {
+                let mut previous: Option<u32> = None;
+                let mut seen = 0;
+                let mut ok = true;
+                p.list(g as u32).for_each_below(u32::MAX, |r| {
+                    ok &= previous.is_none_or(|q| q < r) && (r as usize) < rows;
+                    previous = Some(r);
+                    seen += 1;
+                    if ok {
+                        counts[r as usize] += 1;
+                    }
+                });
+                if !ok || seen != p.df(g as u32) {
+                    return None;
+                }
             }
-        });
-        ok && seen == p.df(g as u32)
-    });
+            Some(counts)
+        })
+        .collect();
+    let lists_ok = counted.iter().all(Option::is_some);
     ensure(
         lists_ok,
         name,
@@ -220,10 +236,12 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
         "local_of",
         "not the inverse of internal_of",
     )?;
-    let sizes_ok = counts
+    let counts: Vec<&Vec<u32>> = counted.iter().flatten().collect();
+    let sizes_ok = p
+        .sizes
         .par_iter()
-        .zip(p.sizes.par_iter())
-        .all(|(c, &s)| c.load(Ordering::Relaxed) == s);
+        .enumerate()
+        .all(|(r, &s)| counts.iter().map(|c| c[r] as u64).sum::<u64>() == s as u64);
     ensure(sizes_ok, name, "sizes", "differ from the postings per row")?;
     ensure(
         non_decreasing(&s.hash_keys),
