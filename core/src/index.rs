@@ -130,10 +130,7 @@ impl SideBuilder {
         pool: &ThreadPool,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<Side> {
-        let mut side = SideBuilder {
-            rows: Rows::new(),
-            ..SideBuilder::default()
-        };
+        let mut side = SideBuilder::default();
         for start in (0..rows).step_by(BUILD_BLOCK_ROWS) {
             if interrupted() {
                 return Err(Error::Interrupted);

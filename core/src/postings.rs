@@ -21,10 +21,16 @@ pub struct Query {
 
 /// Rows' gram ids, flat: row `r` holds `ids[starts[r]..starts[r + 1]]`,
 /// sorted, and its set size is their number.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Rows {
     pub starts: Vec<u64>,
     pub ids: Vec<u32>,
+}
+
+impl Default for Rows {
+    fn default() -> Rows {
+        Rows::new()
+    }
 }
 
 impl Rows {
