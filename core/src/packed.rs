@@ -118,7 +118,8 @@ impl PackedLists {
         }
     }
 
-    /// Lists given whole (`lists[g]` sorted): for tests and small blocks.
+    /// Lists given whole (`lists[g]` sorted).
+    #[cfg(test)]
     pub fn from_lists(lists: &[Vec<u32>]) -> PackedLists {
         let mut offsets = vec![0u64];
         for list in lists {
@@ -127,10 +128,6 @@ impl PackedLists {
         let values: Vec<u32> = lists.concat();
         let run = encode_blocks(&offsets, 0, &values);
         PackedLists::from_blocks(offsets, vec![run])
-    }
-
-    pub fn lists(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
     }
 
     /// Values in all lists.
@@ -302,12 +299,6 @@ impl<'a> Cursor<'a> {
             }
         }
         Some(self.buf[self.i])
-    }
-
-    /// Move past the current value.
-    #[inline]
-    pub fn advance(&mut self) {
-        self.i += 1;
     }
 
     /// Move to the first value at least `target` (at or after the current
