@@ -55,24 +55,30 @@ impl GramConfig {
         &self.orders
     }
 
-    /// The sorted, deduplicated gram set of an already normalised text.
-    pub fn grams_of_normalized(&self, text: &str) -> Vec<Gram> {
+    /// Every gram of an already normalised text, repeats included, in no
+    /// particular order.
+    pub fn each_gram(&self, text: &str, mut visit: impl FnMut(Gram)) {
         let chars: Vec<u32> = text.chars().map(|c| c as u32 + 1).collect();
         let len = chars.len();
-        let mut grams = Vec::new();
         if len == 0 {
-            return grams;
+            return;
         }
         if len < self.orders[0] {
-            grams.push(pack(&chars));
-            return grams;
+            visit(pack(&chars));
+            return;
         }
         for &order in &self.orders {
             if order > len {
                 break;
             }
-            grams.extend(chars.windows(order).map(pack));
+            chars.windows(order).for_each(|w| visit(pack(w)));
         }
+    }
+
+    /// The sorted, deduplicated gram set of an already normalised text.
+    pub fn grams_of_normalized(&self, text: &str) -> Vec<Gram> {
+        let mut grams = Vec::new();
+        self.each_gram(text, |g| grams.push(g));
         grams.sort_unstable();
         grams.dedup();
         grams

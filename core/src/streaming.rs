@@ -24,7 +24,7 @@ use crate::error::{invalid, Error, Result};
 use crate::exposure::{Exposure, TargetHit};
 use crate::grams::{Gram, GramConfig};
 use crate::pool::pool;
-use crate::prefix_index::PrefixIndex;
+use crate::prefix_index::{min_overlap, PrefixIndex, SLACK};
 use crate::score::{min_score, overlap, top_k, Bar, Hit, Score};
 use crate::test_set::{check_aligned, prepare, TestItem};
 
@@ -45,6 +45,53 @@ fn text(vocab: &HashMap<Gram, u32>, grams: &[Gram]) -> Text {
     Text {
         size: grams.len() as u32,
         ids,
+    }
+}
+
+/// Scratch of one thread reading training texts: which vocabulary ids the
+/// current text has shown, and its grams outside the vocabulary.
+struct Reader {
+    seen: Vec<u32>,
+    stamp: u32,
+    unknown: Vec<Gram>,
+}
+
+impl Reader {
+    fn new(vocab_len: usize) -> Reader {
+        Reader {
+            seen: vec![0; vocab_len],
+            stamp: 0,
+            unknown: Vec::new(),
+        }
+    }
+
+    /// A normalised text's ids in `vocab` (each once, in no order) and the
+    /// size of its gram set. Only grams outside the vocabulary are sorted,
+    /// to count them once.
+    fn text(&mut self, config: &GramConfig, vocab: &HashMap<Gram, u32>, text: &str) -> Text {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        let (seen, stamp, unknown) = (&mut self.seen, self.stamp, &mut self.unknown);
+        unknown.clear();
+        let mut ids = Vec::new();
+        config.each_gram(text, |g| match vocab.get(&g) {
+            Some(&id) => {
+                if seen[id as usize] != stamp {
+                    seen[id as usize] = stamp;
+                    ids.push(id);
+                }
+            }
+            None => unknown.push(g),
+        });
+        unknown.sort_unstable();
+        unknown.dedup();
+        Text {
+            size: (ids.len() + unknown.len()) as u32,
+            ids,
+        }
     }
 }
 
@@ -141,7 +188,13 @@ impl TestSide {
         }
     }
 
-    fn read_row(&self, config: &GramConfig, source: &str, target: &str) -> Row {
+    fn read_row(
+        &self,
+        reader: &mut Reader,
+        config: &GramConfig,
+        source: &str,
+        target: &str,
+    ) -> Row {
         let norm = &config.normalization;
         let (source, target) = (norm.apply(source), norm.apply(target));
         let mut exact = Vec::new();
@@ -159,8 +212,8 @@ impl TestSide {
             exact.extend(items.iter().map(|&i| (i, false, true, false)));
         }
         Row {
-            source: text(&self.source_vocab, &config.grams_of_normalized(&source)),
-            target: text(&self.target_vocab, &config.grams_of_normalized(&target)),
+            source: reader.text(config, &self.source_vocab, &source),
+            target: reader.text(config, &self.target_vocab, &target),
             exact,
         }
     }
@@ -214,6 +267,37 @@ impl Marks {
         ids.iter()
             .filter(|&&g| self.stamps[g as usize] == self.current)
             .count() as u32
+    }
+
+    /// The exact overlap of indexed text `t` (of `size` grams, `counted` of
+    /// its prefix grams in the marked row) with the row, if the row may pass
+    /// `bar`; `None` as soon as too few of the text's other grams are left.
+    fn overlap_passing(
+        &self,
+        index: &PrefixIndex,
+        t: usize,
+        counted: u32,
+        size: u32,
+        row: &Text,
+        bar: Bar,
+    ) -> Option<u32> {
+        let need = min_overlap(bar, size, row.size);
+        if need > row.ids.len() as u32 {
+            return None;
+        }
+        let rest = index.rest(t, row.size);
+        let mut misses_left = (counted + rest.len() as u32).checked_sub(need)?;
+        let mut shared = counted;
+        for &g in rest {
+            if self.stamps[g as usize] == self.current {
+                shared += 1;
+            } else if misses_left == 0 {
+                return None;
+            } else {
+                misses_left -= 1;
+            }
+        }
+        Some(shared)
     }
 }
 
@@ -299,8 +383,8 @@ impl<'a> Probe<'a> {
     }
 
     /// A reference's exact overlap with the current row's target.
-    fn reference_shared(&self, references: &PrefixIndex, slot: usize) -> u32 {
-        self.reference_counts[slot] + self.target_marks.shared(references.rest(slot))
+    fn reference_shared(&self, references: &PrefixIndex, slot: usize, target_size: u32) -> u32 {
+        self.reference_counts[slot] + self.target_marks.shared(references.rest(slot, target_size))
     }
 
     fn offer_source(
@@ -322,7 +406,7 @@ impl<'a> Probe<'a> {
             let target = self
                 .test
                 .target_score(i, target_size, |slot| {
-                    self.reference_shared(references, slot)
+                    self.reference_shared(references, slot, target_size)
                 })
                 .0;
             let pair = min_score(source, target);
@@ -356,21 +440,20 @@ impl<'a> Probe<'a> {
         self.target_marks.mark(&r.target);
         // Reference counts first: pair candidates need them. Counts are
         // scanned densely: a row reaches most items of a test set.
-        references.probe(&r.target.ids, &mut self.reference_counts);
+        references.probe(&r.target.ids, r.target.size, &mut self.reference_counts);
         // Source side: source exposure and pair candidates.
-        sources.probe(&r.source.ids, &mut self.counts);
+        sources.probe(&r.source.ids, r.source.size, &mut self.counts);
         for i in 0..test.sources.len() {
             let counted = std::mem::take(&mut self.counts[i]);
-            if counted == 0 {
+            if !sources.may_pass(i, counted) {
                 continue;
             }
-            let rest = sources.rest(i);
-            // At most all grams left out of the prefix are shared too, and
-            // never more than the row's grams in the vocabulary.
-            let bound = (counted + rest.len() as u32).min(r.source.ids.len() as u32);
-            let bound = Score::bound(bound, test.sources[i].size, r.source.size);
-            if source_side(self.bars[i], !test.items[i].references.is_empty()).admits(bound) {
-                let shared = counted + self.source_marks.shared(rest);
+            let bar = source_side(self.bars[i], !test.items[i].references.is_empty());
+            let size = test.sources[i].size;
+            let passing = self
+                .source_marks
+                .overlap_passing(sources, i, counted, size, &r.source, bar);
+            if let Some(shared) = passing {
                 let score = test.source_score(i, r.source.size, shared);
                 self.offer_source(references, i, row, score, r.target.size);
             }
@@ -385,19 +468,26 @@ impl<'a> Probe<'a> {
         for slot in 0..test.references.len() {
             let counted = self.reference_counts[slot];
             let reference = &test.references[slot];
-            if counted == 0 && !(reference.size == 0 && r.target.size == 0) {
+            let both_empty = reference.size == 0 && r.target.size == 0;
+            if !(both_empty || references.may_pass(slot, counted)) {
                 continue;
             }
-            let (i, _) = test.reference_of[slot];
-            let bound =
-                (counted + references.rest(slot).len() as u32).min(r.target.ids.len() as u32);
-            let bound = Score::bound(bound, reference.size, r.target.size);
-            if self.target_bar(i as usize).admits(bound) && self.target_best[i as usize].is_none() {
-                let best = test.target_score(i as usize, r.target.size, |slot| {
-                    self.reference_shared(references, slot)
+            let i = test.reference_of[slot].0 as usize;
+            if self.target_best[i].is_some() {
+                continue;
+            }
+            let bar = self.target_bar(i);
+            if both_empty
+                || self
+                    .target_marks
+                    .overlap_passing(references, slot, counted, reference.size, &r.target, bar)
+                    .is_some()
+            {
+                let best = test.target_score(i, r.target.size, |slot| {
+                    self.reference_shared(references, slot, r.target.size)
                 });
-                self.target_best[i as usize] = Some(best);
-                self.target_touched.push(i);
+                self.target_best[i] = Some(best);
+                self.target_touched.push(i as u32);
             }
         }
         self.reference_counts.iter_mut().for_each(|c| *c = 0);
@@ -423,6 +513,8 @@ pub struct StreamingAudit {
     next_row: u64,
     rows_fed: u64,
     pool: Arc<ThreadPool>,
+    /// Prefix grams indexed beyond the shortest prefix ([`SLACK`]).
+    slack: u32,
 }
 
 impl StreamingAudit {
@@ -455,6 +547,7 @@ impl StreamingAudit {
             next_row: 0,
             rows_fed: 0,
             pool,
+            slack: SLACK,
         })
     }
 
@@ -570,7 +663,10 @@ impl StreamingAudit {
         let config = &self.config;
         let rows: Vec<Row> = (0..sources.len())
             .into_par_iter()
-            .map(|i| test.read_row(config, sources[i].as_ref(), targets[i].as_ref()))
+            .map_init(
+                || Reader::new(test.source_vocab.len().max(test.target_vocab.len())),
+                |reader, i| test.read_row(reader, config, sources[i].as_ref(), targets[i].as_ref()),
+            )
             .collect();
         for r in &rows {
             r.source
@@ -640,12 +736,14 @@ impl StreamingAudit {
                 &test.sources,
                 &source_bars,
                 &self.source_df,
+                self.slack,
             ),
             PrefixIndex::build(
                 test.target_vocab.len(),
                 &test.references,
                 &target_bars,
                 &self.target_df,
+                self.slack,
             ),
         )
     }
@@ -673,5 +771,49 @@ impl StreamingAudit {
         self.next_row = self.next_row.max(other.next_row);
         self.rows_fed += other.rows_fed;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::normalize::Normalization;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    type Pairs = Vec<(String, String)>;
+
+    /// The answer of a streaming audit, printed exactly (scores as fractions).
+    fn answer(slack: u32, train: &Pairs, test: &Pairs, block_rows: usize) -> String {
+        let config = GramConfig::new(&[1, 2, 3], Normalization::default()).unwrap();
+        let sources: Vec<&str> = test.iter().map(|p| p.0.as_str()).collect();
+        let references: Vec<Vec<&str>> = test.iter().map(|p| vec![p.1.as_str()]).collect();
+        let mut audit =
+            StreamingAudit::new(config, &sources, &references, 2, block_rows, 1).unwrap();
+        audit.slack = slack;
+        let (s, t): (Vec<&str>, Vec<&str>) =
+            train.iter().map(|p| (p.0.as_str(), p.1.as_str())).unzip();
+        audit.feed(&s, &t, 0, &|| false).unwrap();
+        format!("{:?}", audit.exposures())
+    }
+
+    fn pairs(most: usize) -> impl Strategy<Value = Pairs> {
+        vec(("[ab c]{0,40}", "[xy z]{0,40}"), 1..most)
+    }
+
+    proptest! {
+        /// Prefixes cut by the row's size, with or without slack, give the
+        /// answer of indexing every gram of every test text.
+        #[test]
+        fn prefix_cuts_never_change_the_answer(
+            train in pairs(80),
+            test in pairs(8),
+            block_rows in 1usize..16,
+        ) {
+            let whole = answer(1 << 20, &train, &test, block_rows);
+            for slack in [0, 1, 5] {
+                prop_assert_eq!(&answer(slack, &train, &test, block_rows), &whole);
+            }
+        }
     }
 }
