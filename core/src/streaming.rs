@@ -661,8 +661,10 @@ impl StreamingAudit {
     fn feed_block<S: AsRef<str> + Sync>(&mut self, sources: &[S], targets: &[S], row_base: u64) {
         let test = Arc::clone(&self.test);
         let config = &self.config;
+        // Each split allocates a vocabulary-sized scratch: keep splits large.
         let rows: Vec<Row> = (0..sources.len())
             .into_par_iter()
+            .with_min_len(256)
             .map_init(
                 || Reader::new(test.source_vocab.len().max(test.target_vocab.len())),
                 |reader, i| test.read_row(reader, config, sources[i].as_ref(), targets[i].as_ref()),
