@@ -16,12 +16,21 @@ texts = st.lists(st.sampled_from(ALPHABET), max_size=10).map("".join)
 
 
 def corpus(min_size: int = 1, max_size: int = 30) -> st.SearchStrategy[list[tuple[str, str]]]:
-    """Training pairs, often with duplicated rows to create ties."""
+    """Training pairs, often with duplicated rows to create ties, and with one
+    side of a row paired again with other texts (as in multi-way corpora)."""
     pairs = st.tuples(texts, texts)
-    return st.lists(pairs, min_size=min_size, max_size=max_size).flatmap(
-        lambda rows: st.lists(st.sampled_from(rows) if rows else pairs, max_size=10).map(
-            lambda extra: rows + extra
+
+    def repeats(rows: list[tuple[str, str]]) -> st.SearchStrategy[tuple[str, str]]:
+        if not rows:
+            return pairs
+        sources = st.sampled_from([s for s, _ in rows])
+        targets = st.sampled_from([t for _, t in rows])
+        return st.one_of(
+            st.sampled_from(rows), st.tuples(sources, texts | targets), st.tuples(texts, targets)
         )
+
+    return st.lists(pairs, min_size=min_size, max_size=max_size).flatmap(
+        lambda rows: st.lists(repeats(rows), max_size=10).map(lambda extra: rows + extra)
     )
 
 

@@ -1,7 +1,8 @@
 //! The indexed strategy: posting lists over the whole training corpus, both
 //! sides, reusable for any number of test sets. Flat arrays only: the sorted
-//! gram vocabulary (`u128` keys), the bit-packed posting lists, and 128-bit XXH3
-//! hashes of the normalised texts for exact-overlap checks.
+//! gram vocabulary (`u128` keys), the bit-packed posting lists over each
+//! side's distinct texts, and 128-bit XXH3 hashes of the normalised texts for
+//! exact-overlap checks.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -26,11 +27,10 @@ const BUILD_BLOCK_ROWS: usize = 1 << 14;
 pub(crate) struct Side {
     pub(crate) vocab: Array<Key128>,
     pub(crate) postings: Postings,
-    /// Hash of each row's normalised text, by row.
-    pub(crate) row_hash: Array<Key128>,
-    /// The row hashes sorted, and the row of each: rows with a given normalised text.
+    /// The hashes of the distinct normalised texts, sorted, and the internal
+    /// id of each: the texts equal to a given one.
     pub(crate) hash_keys: Array<Key128>,
-    pub(crate) hash_rows: Array<u32>,
+    pub(crate) hash_texts: Array<u32>,
 }
 
 impl Side {
@@ -47,43 +47,87 @@ impl Side {
         }
     }
 
-    fn rows_with_text(&self, text: &str) -> &[u32] {
+    /// Internal ids of the texts equal to `text` (normalised).
+    fn texts_equal_to(&self, text: &str) -> &[u32] {
         let h = Key128::from(xxh3_128(text.as_bytes()));
         let lo = self.hash_keys.partition_point(|&k| k < h);
         let hi = self.hash_keys.partition_point(|&k| k <= h);
-        &self.hash_rows[lo..hi]
+        &self.hash_texts[lo..hi]
     }
 
     fn nbytes(&self) -> usize {
         self.vocab.nbytes()
             + self.postings.nbytes()
-            + self.row_hash.nbytes()
             + self.hash_keys.nbytes()
-            + self.hash_rows.nbytes()
+            + self.hash_texts.nbytes()
     }
 }
 
-/// Interns grams while rows are read, then renumbers them in key order.
+/// Interns grams and distinct texts while rows are read, then renumbers the
+/// grams in key order.
 #[derive(Default)]
 struct SideBuilder {
     ids: HashMap<Gram, u32>,
-    rows: Rows,
-    row_hash: Vec<u128>,
+    /// The distinct texts' gram ids, in the order of their first rows.
+    texts: Rows,
+    /// Each text's hash; the first text of each hash, and the next text
+    /// with the same hash after each (`u32::MAX` for none): hashes collide
+    /// in theory only, but texts are told apart by their grams regardless.
+    text_hash: Vec<u128>,
+    first_of_hash: HashMap<u128, u32>,
+    next_of_hash: Vec<u32>,
+    text_of_row: Vec<u32>,
 }
 
 impl SideBuilder {
+    /// Add a row: its normalised text's grams (sorted) and hash. A text
+    /// already seen is kept once; texts are the same when their hashes and
+    /// their grams are.
     fn add(&mut self, grams: Vec<Gram>, hash: u128) {
-        let ids = &mut self.ids;
-        // Unsorted for now: renumbering sorts every row.
-        self.rows.ids.extend(grams.iter().map(|&g| {
-            let next = ids.len() as u32;
-            *ids.entry(g).or_insert(next)
-        }));
-        self.rows.starts.push(self.rows.ids.len() as u64);
-        self.row_hash.push(hash);
+        let same_grams = |t: u32| {
+            let ids = self.texts.row(t as usize);
+            ids.len() == grams.len()
+                && grams
+                    .iter()
+                    .zip(ids)
+                    .all(|(g, &id)| self.ids.get(g) == Some(&id))
+        };
+        let mut same = self.first_of_hash.get(&hash).copied();
+        let mut last = None;
+        while let Some(t) = same {
+            if same_grams(t) {
+                break;
+            }
+            last = Some(t);
+            same = Some(self.next_of_hash[t as usize]).filter(|&n| n != u32::MAX);
+        }
+        let text = match same {
+            Some(t) => t,
+            None => {
+                let t = self.texts.len() as u32;
+                let ids = &mut self.ids;
+                // In gram order for the check above; renumbering sorts them.
+                self.texts.ids.extend(grams.iter().map(|&g| {
+                    let next = ids.len() as u32;
+                    *ids.entry(g).or_insert(next)
+                }));
+                self.texts.starts.push(self.texts.ids.len() as u64);
+                self.text_hash.push(hash);
+                self.next_of_hash.push(u32::MAX);
+                match last {
+                    Some(previous) => self.next_of_hash[previous as usize] = t,
+                    None => {
+                        self.first_of_hash.insert(hash, t);
+                    }
+                }
+                t
+            }
+        };
+        self.text_of_row.push(text);
     }
 
     fn finish(self) -> Side {
+        drop((self.first_of_hash, self.next_of_hash));
         let mut keyed: Vec<(Gram, u32)> = self.ids.into_iter().collect();
         keyed.par_sort_unstable();
         let mut renumber = vec![0u32; keyed.len()];
@@ -91,38 +135,38 @@ impl SideBuilder {
             renumber[old as usize] = new as u32;
         }
         let vocab: Vec<Key128> = keyed.into_iter().map(|(g, _)| Key128::from(g)).collect();
-        let mut rows = self.rows;
-        rows.renumber(&renumber);
+        let mut texts = self.texts;
+        texts.renumber(&renumber);
         drop(renumber);
-        let postings = Postings::build(rows, vocab.len(), 0);
+        let text_of_row = self.text_of_row;
+        let postings = Postings::build(texts, &text_of_row, vocab.len(), 0);
+        // A text's internal id is that of its first row.
+        let mut first_row = vec![u32::MAX; self.text_hash.len()];
+        for (row, &t) in text_of_row.iter().enumerate().rev() {
+            first_row[t as usize] = row as u32;
+        }
         let mut by_hash: Vec<(u128, u32)> = self
-            .row_hash
+            .text_hash
             .iter()
-            .enumerate()
-            .map(|(i, &h)| (h, i as u32))
+            .zip(&first_row)
+            .map(|(&h, &row)| (h, postings.internal_of_row(row as u64)))
             .collect();
         by_hash.par_sort_unstable();
         Side {
             vocab: Array::from(vocab),
             postings,
-            row_hash: Array::from(
-                self.row_hash
-                    .into_iter()
-                    .map(Key128::from)
-                    .collect::<Vec<_>>(),
-            ),
             hash_keys: Array::from(
                 by_hash
                     .iter()
                     .map(|e| Key128::from(e.0))
                     .collect::<Vec<_>>(),
             ),
-            hash_rows: Array::from(by_hash.iter().map(|e| e.1).collect::<Vec<_>>()),
+            hash_texts: Array::from(by_hash.iter().map(|e| e.1).collect::<Vec<_>>()),
         }
     }
 
     /// One side of the corpus, read a block of rows at a time. The sides are
-    /// built one after the other, so only one side's rows are ever held.
+    /// built one after the other, so only one side's texts are ever held.
     fn build(
         config: &GramConfig,
         rows: usize,
@@ -216,7 +260,7 @@ impl TrainingIndex {
     }
 
     pub fn rows(&self) -> usize {
-        self.source.row_hash.len()
+        self.source.postings.rows()
     }
 
     pub fn nbytes(&self) -> usize {
@@ -237,20 +281,22 @@ impl TrainingIndex {
             target: &self.target.postings,
         };
         let mut e = block.expose(&queries, k, scratch);
-        let same_source = self.source.rows_with_text(&item.source);
-        e.source_exact = !same_source.is_empty();
-        let reference_hashes: Vec<u128> = item
+        let same_source = self.source.texts_equal_to(&item.source);
+        let same_target: Vec<u32> = item
             .references
             .iter()
-            .map(|r| xxh3_128(r.as_bytes()))
+            .flat_map(|r| self.target.texts_equal_to(r))
+            .copied()
             .collect();
-        e.pair_exact = same_source
-            .iter()
-            .any(|&row| reference_hashes.contains(&self.target.row_hash[row as usize].get()));
-        e.target_exact = item
-            .references
-            .iter()
-            .any(|r| !self.target.rows_with_text(r).is_empty());
+        e.source_exact = !same_source.is_empty();
+        e.target_exact = !same_target.is_empty();
+        e.pair_exact = !same_target.is_empty()
+            && same_source.iter().any(|&t| {
+                self.source
+                    .postings
+                    .rows_of(t)
+                    .any(|row| same_target.contains(&self.target.postings.internal_of_row(row)))
+            });
         e
     }
 

@@ -17,7 +17,7 @@ use crate::postings::Postings;
 use crate::storage::{Array, Keeper, Plain};
 
 /// Bumped whenever the arrays or their meaning change.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 const SIDES: [&str; 2] = ["source", "target"];
 
@@ -25,15 +25,15 @@ const SIDES: [&str; 2] = ["source", "target"];
 pub const SIDE_ARRAYS: [(&str, usize); 11] = [
     ("vocab", 16),
     ("sizes", 4),
-    ("local_of", 4),
     ("internal_of", 4),
+    ("text_start", 4),
+    ("text_rows", 4),
     ("offsets", 8),
     ("block_first", 4),
     ("block_start", 8),
     ("packed", 1),
-    ("row_hash", 16),
     ("hash_keys", 16),
-    ("hash_rows", 4),
+    ("hash_texts", 4),
 ];
 
 /// Borrowed bytes of one array as read from a file, with the checksum stored
@@ -66,15 +66,15 @@ impl Side {
         let p = &self.postings;
         self.vocab.release_resident();
         p.sizes.release_resident();
-        p.local_of.release_resident();
         p.internal_of.release_resident();
+        p.text_start.release_resident();
+        p.text_rows.release_resident();
         p.lists.offsets.release_resident();
         p.lists.block_first.release_resident();
         p.lists.block_start.release_resident();
         p.lists.packed.release_resident();
-        self.row_hash.release_resident();
         self.hash_keys.release_resident();
-        self.hash_rows.release_resident();
+        self.hash_texts.release_resident();
     }
 
     fn arrays(&self) -> [&[u8]; 11] {
@@ -82,15 +82,15 @@ impl Side {
         [
             self.vocab.as_bytes(),
             p.sizes.as_bytes(),
-            p.local_of.as_bytes(),
             p.internal_of.as_bytes(),
+            p.text_start.as_bytes(),
+            p.text_rows.as_bytes(),
             p.lists.offsets.as_bytes(),
             p.lists.block_first.as_bytes(),
             p.lists.block_start.as_bytes(),
             p.lists.packed.as_bytes(),
-            self.row_hash.as_bytes(),
             self.hash_keys.as_bytes(),
-            self.hash_rows.as_bytes(),
+            self.hash_texts.as_bytes(),
         ]
     }
 }
@@ -122,8 +122,9 @@ impl Loader {
             postings: Postings {
                 row_base: 0,
                 sizes: self.take(side, "sizes")?,
-                local_of: self.take(side, "local_of")?,
                 internal_of: self.take(side, "internal_of")?,
+                text_start: self.take(side, "text_start")?,
+                text_rows: self.take(side, "text_rows")?,
                 lists: PackedLists {
                     offsets: self.take(side, "offsets")?,
                     block_first: self.take(side, "block_first")?,
@@ -131,9 +132,8 @@ impl Loader {
                     packed: self.take(side, "packed")?,
                 },
             },
-            row_hash: self.take(side, "row_hash")?,
             hash_keys: self.take(side, "hash_keys")?,
-            hash_rows: self.take(side, "hash_rows")?,
+            hash_texts: self.take(side, "hash_texts")?,
         })
     }
 }
@@ -158,27 +158,22 @@ fn non_decreasing<T: PartialOrd + Sync>(values: &[T]) -> bool {
 fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
     let p = &s.postings;
     let v = s.vocab.len();
-    for (array, len) in [
-        ("sizes", p.sizes.len()),
-        ("local_of", p.local_of.len()),
-        ("internal_of", p.internal_of.len()),
-        ("row_hash", s.row_hash.len()),
-        ("hash_keys", s.hash_keys.len()),
-        ("hash_rows", s.hash_rows.len()),
+    let texts = p.sizes.len();
+    for (array, len, expected, what) in [
+        ("internal_of", p.internal_of.len(), rows, "the row count"),
+        ("text_rows", p.text_rows.len(), rows, "the row count"),
+        ("text_start", p.text_start.len(), texts + 1, "sizes + 1"),
+        ("hash_keys", s.hash_keys.len(), texts, "sizes"),
+        ("hash_texts", s.hash_texts.len(), texts, "sizes"),
+        ("offsets", p.lists.offsets.len(), v + 1, "vocabulary + 1"),
     ] {
         ensure(
-            len == rows,
+            len == expected,
             name,
             array,
-            "length differs from the row count",
+            &format!("length differs from {what}"),
         )?;
     }
-    ensure(
-        p.lists.offsets.len() == v + 1,
-        name,
-        "offsets",
-        "length is not vocabulary + 1",
-    )?;
     ensure(
         strictly_increasing(&s.vocab),
         name,
@@ -189,7 +184,7 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
         return Err(corrupt(&format!("{name}.packed"), message));
     }
     // Each thread decodes the lists of an equal share of the postings and
-    // counts the postings of every row; the counts are then summed.
+    // counts the postings of every text; the counts are then summed.
     let parts = rayon::current_num_threads().max(1);
     let total = p.lists.len();
     let cut = |k: usize| match k {
@@ -199,17 +194,17 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
     let counted: Vec<Option<Vec<u32>>> = (0..parts)
         .into_par_iter()
         .map(|k| {
-            let mut counts = vec![0u32; rows];
+            let mut counts = vec![0u32; texts];
             for g in cut(k)..cut(k + 1) {
                 let mut previous: Option<u32> = None;
                 let mut seen = 0;
                 let mut ok = true;
-                p.list(g as u32).for_each_below(u32::MAX, |r| {
-                    ok &= previous.is_none_or(|q| q < r) && (r as usize) < rows;
-                    previous = Some(r);
+                p.list(g as u32).for_each_below(u32::MAX, |t| {
+                    ok &= previous.is_none_or(|q| q < t) && (t as usize) < texts;
+                    previous = Some(t);
                     seen += 1;
                     if ok {
-                        counts[r as usize] += 1;
+                        counts[t as usize] += 1;
                     }
                 });
                 if !ok || seen != p.df(g as u32) {
@@ -224,47 +219,57 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
         lists_ok,
         name,
         "packed",
-        "a list is unsorted or names a row out of range",
+        "a list is unsorted or names a text out of range",
     )?;
     ensure(non_decreasing(&p.sizes), name, "sizes", "not sorted")?;
-    let permutation = p.local_of.par_iter().enumerate().all(|(internal, &local)| {
-        (local as usize) < rows && p.internal_of[local as usize] as usize == internal
-    });
-    ensure(
-        permutation,
-        name,
-        "local_of",
-        "not the inverse of internal_of",
-    )?;
     let counts: Vec<&Vec<u32>> = counted.iter().flatten().collect();
     let sizes_ok = p
         .sizes
         .par_iter()
         .enumerate()
-        .all(|(r, &s)| counts.iter().map(|c| c[r] as u64).sum::<u64>() == s as u64);
-    ensure(sizes_ok, name, "sizes", "differ from the postings per row")?;
+        .all(|(t, &s)| counts.iter().map(|c| c[t] as u64).sum::<u64>() == s as u64);
+    ensure(sizes_ok, name, "sizes", "differ from the postings per text")?;
+    // Every text has rows, in increasing order, each naming the text back:
+    // then the groups are disjoint, and `rows` entries in all make them a
+    // partition of the rows.
+    let starts_ok = p.text_start[0] == 0
+        && p.text_start[texts] as usize == rows
+        && strictly_increasing(&p.text_start);
+    ensure(
+        starts_ok,
+        name,
+        "text_start",
+        "not increasing from 0 to the row count",
+    )?;
+    let groups_ok = (0..texts).into_par_iter().all(|t| {
+        let group = &p.text_rows[p.text_start[t] as usize..p.text_start[t + 1] as usize];
+        group.windows(2).all(|w| w[0] < w[1])
+            && group
+                .iter()
+                .all(|&r| (r as usize) < rows && p.internal_of[r as usize] as usize == t)
+    });
+    ensure(
+        groups_ok,
+        name,
+        "text_rows",
+        "not the rows of each text in increasing order",
+    )?;
     ensure(
         non_decreasing(&s.hash_keys),
         name,
         "hash_keys",
         "not sorted",
     )?;
-    let mut seen = vec![false; rows];
-    for (&row, &key) in s.hash_rows.iter().zip(s.hash_keys.iter()) {
-        let r = row as usize;
+    let mut seen = vec![false; texts];
+    for &t in s.hash_texts.iter() {
+        let t = t as usize;
         ensure(
-            r < rows && !seen[r],
+            t < texts && !seen[t],
             name,
-            "hash_rows",
-            "not a permutation of the rows",
+            "hash_texts",
+            "not a permutation of the texts",
         )?;
-        seen[r] = true;
-        ensure(
-            s.row_hash[r] == key,
-            name,
-            "hash_keys",
-            "disagree with row_hash",
-        )?;
+        seen[t] = true;
     }
     Ok(())
 }
@@ -423,7 +428,12 @@ mod tests {
         assert!(tampered("target.block_start", |b| b[8..16]
             .copy_from_slice(&[0xff; 8]))
         .contains("target.packed: a block's bytes"));
-        assert!(tampered("target.local_of", swap_first_two_u32).contains("local_of"));
+        assert!(tampered("target.text_rows", swap_first_two_u32).contains("text_rows"));
+        assert!(tampered("source.internal_of", swap_first_two_u32).contains("text_rows"));
+        assert!(
+            tampered("source.text_start", |b| b[4..8].copy_from_slice(&[0; 4]))
+                .contains("text_start")
+        );
         assert!(
             tampered("source.offsets", |b| b[8..16].copy_from_slice(&[0xff; 8]))
                 .contains("offsets")
@@ -432,7 +442,7 @@ mod tests {
             let second = b[4..8].to_vec();
             b[0..4].copy_from_slice(&second);
         };
-        assert!(tampered("target.hash_rows", duplicate_first_row).contains("target.hash_"));
+        assert!(tampered("target.hash_texts", duplicate_first_row).contains("target.hash_texts"));
     }
 
     #[test]

@@ -149,12 +149,12 @@ pub fn prefix_cost(p: &Postings, q: &Query, bar: Bar) -> u64 {
     cost
 }
 
-/// Exact scores of the given rows (internal ids of `p`) against `q`.
-pub fn scores_of(p: &Postings, q: &Query, rows: &[u32]) -> Vec<Score> {
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_unstable_by_key(|&i| rows[i]);
-    let sorted: Vec<u32> = order.iter().map(|&i| rows[i]).collect();
-    let mut overlap = vec![0u32; rows.len()];
+/// Exact scores of the given texts (internal ids of `p`, repeats allowed) against `q`.
+pub fn scores_of(p: &Postings, q: &Query, texts: &[u32]) -> Vec<Score> {
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_unstable_by_key(|&i| texts[i]);
+    let sorted: Vec<u32> = order.iter().map(|&i| texts[i]).collect();
+    let mut overlap = vec![0u32; texts.len()];
     for &g in &q.grams {
         let mut list = p.list(g);
         for (j, &r) in sorted.iter().enumerate() {
@@ -165,7 +165,7 @@ pub fn scores_of(p: &Postings, q: &Query, rows: &[u32]) -> Vec<Score> {
             }
         }
     }
-    let mut scores = vec![Score::ZERO; rows.len()];
+    let mut scores = vec![Score::ZERO; texts.len()];
     for (j, &i) in order.iter().enumerate() {
         scores[i] = Score::jaccard(overlap[j], q.size, p.size(sorted[j]));
     }
@@ -201,21 +201,21 @@ fn top_with_zeros(p: &Postings, q: &Query, hits: Vec<Hit>, k: usize, bar: Bar) -
 /// The empty query: rows with an empty gram set score 1, all others 0.
 fn search_empty(p: &Postings, q: &Query, limit: Limit, bar: Bar) -> Vec<Hit> {
     let (_, empty_end) = p.size_range(0, 0);
+    let hits_of = |texts: std::ops::Range<u32>| {
+        texts.flat_map(|t| {
+            let score = Score::jaccard(0, 0, p.size(t));
+            p.rows_of(t).map(move |row| Hit { score, row })
+        })
+    };
     let mut hits: Vec<Hit> = Vec::new();
     if bar.admits(Score::jaccard(0, 0, 0)) {
-        hits.extend((0..empty_end as u32).map(|i| Hit {
-            score: Score::jaccard(0, 0, 0),
-            row: p.row_of(i),
-        }));
+        hits.extend(hits_of(0..empty_end as u32));
     }
     match limit {
         Limit::Top(k) => top_with_zeros(p, q, hits, k, bar),
         Limit::All => {
             if bar.admits(Score::ZERO) {
-                hits.extend((empty_end as u32..p.rows() as u32).map(|i| Hit {
-                    score: Score::jaccard(0, 0, p.size(i)),
-                    row: p.row_of(i),
-                }));
+                hits.extend(hits_of(empty_end as u32..p.texts() as u32));
             }
             hits
         }
@@ -230,8 +230,8 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
     let n = q.size;
     let lists = lists_rarest_first(p, q);
     let m = lists.len();
-    if scratch.counts.len() < p.rows() {
-        scratch.counts.resize(p.rows(), 0);
+    if scratch.counts.len() < p.texts() {
+        scratch.counts.resize(p.texts(), 0);
     }
     let Scratch { counts, touched } = scratch;
     let mut leaders = Leaders::new(match limit {
@@ -306,13 +306,21 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
         }
     }
 
+    // Each text's rows share its score; of them only the k lowest can be
+    // among the k best.
+    let per_text = match limit {
+        Limit::Top(k) => k,
+        Limit::All => usize::MAX,
+    };
     let hits: Vec<Hit> = candidates
         .iter()
-        .map(|&r| Hit {
-            score: Score::jaccard(counts[r as usize], n, p.size(r)),
-            row: p.row_of(r),
+        .map(|&r| (r, Score::jaccard(counts[r as usize], n, p.size(r))))
+        .filter(|&(_, score)| bar.admits(score))
+        .flat_map(|(r, score)| {
+            p.rows_of(r)
+                .take(per_text)
+                .map(move |row| Hit { score, row })
         })
-        .filter(|h| bar.admits(h.score))
         .collect();
     for &r in touched.iter() {
         counts[r as usize] = 0;

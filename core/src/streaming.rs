@@ -139,6 +139,7 @@ struct TestSide {
     /// First reference slot of each item (one more entry than items).
     reference_start: Vec<u32>,
     empty_sources: Vec<u32>,
+    empty_references: Vec<u32>,
     source_items: HashMap<String, Vec<u32>>,
     target_items: HashMap<String, Vec<u32>>,
 }
@@ -171,9 +172,13 @@ impl TestSide {
             }
             reference_start.push(references.len() as u32);
         }
-        let empty_sources = (0..sources.len() as u32)
-            .filter(|&i| sources[i as usize].size == 0)
-            .collect();
+        let empty = |texts: &[Text]| {
+            (0..texts.len() as u32)
+                .filter(|&i| texts[i as usize].size == 0)
+                .collect()
+        };
+        let empty_sources = empty(&sources);
+        let empty_references = empty(&references);
         TestSide {
             items,
             source_vocab,
@@ -183,6 +188,7 @@ impl TestSide {
             reference_of,
             reference_start,
             empty_sources,
+            empty_references,
             source_items,
             target_items,
         }
@@ -336,6 +342,8 @@ struct Probe<'a> {
     reference_counts: Vec<u32>,
     target_best: Vec<Option<(Score, u32)>>,
     target_touched: Vec<u32>,
+    /// Texts reached by the current row, with their prefix counts.
+    reached: Vec<(u32, u32)>,
     source_marks: Marks,
     target_marks: Marks,
     bars: Vec<[Bar; 3]>,
@@ -352,6 +360,7 @@ impl<'a> Probe<'a> {
             reference_counts: vec![0; test.references.len()],
             target_best: vec![None; test.items.len()],
             target_touched: Vec::new(),
+            reached: Vec::new(),
             source_marks: Marks::new(test.source_vocab.len()),
             target_marks: Marks::new(test.target_vocab.len()),
             bars: Vec::new(),
@@ -438,16 +447,15 @@ impl<'a> Probe<'a> {
         let (sources, references) = index;
         self.source_marks.mark(&r.source);
         self.target_marks.mark(&r.target);
-        // Reference counts first: pair candidates need them. Counts are
-        // scanned densely: a row reaches most items of a test set.
+        // Reference counts first: pair candidates need them.
         references.probe(&r.target.ids, r.target.size, &mut self.reference_counts);
         // Source side: source exposure and pair candidates.
         sources.probe(&r.source.ids, r.source.size, &mut self.counts);
-        for i in 0..test.sources.len() {
-            let counted = std::mem::take(&mut self.counts[i]);
-            if !sources.may_pass(i, counted) {
-                continue;
-            }
+        let mut reached = std::mem::take(&mut self.reached);
+        sources.reached(&self.counts, &mut reached);
+        self.counts.fill(0);
+        for &(i, counted) in &reached {
+            let i = i as usize;
             let bar = source_side(self.bars[i], !test.items[i].references.is_empty());
             let size = test.sources[i].size;
             let passing = self
@@ -465,18 +473,20 @@ impl<'a> Probe<'a> {
             }
         }
         // Target side: the best reference of each item reached.
-        for slot in 0..test.references.len() {
-            let counted = self.reference_counts[slot];
-            let reference = &test.references[slot];
-            let both_empty = reference.size == 0 && r.target.size == 0;
-            if !(both_empty || references.may_pass(slot, counted)) {
-                continue;
-            }
+        references.reached(&self.reference_counts, &mut reached);
+        if r.target.size == 0 {
+            // An empty reference passes an empty target (J = 1) on no count.
+            reached.extend(test.empty_references.iter().map(|&slot| (slot, 0)));
+        }
+        for &(slot, counted) in &reached {
+            let slot = slot as usize;
             let i = test.reference_of[slot].0 as usize;
             if self.target_best[i].is_some() {
                 continue;
             }
+            let reference = &test.references[slot];
             let bar = self.target_bar(i);
+            let both_empty = reference.size == 0 && r.target.size == 0;
             if both_empty
                 || self
                     .target_marks
@@ -490,7 +500,8 @@ impl<'a> Probe<'a> {
                 self.target_touched.push(i as u32);
             }
         }
-        self.reference_counts.iter_mut().for_each(|c| *c = 0);
+        self.reached = reached;
+        self.reference_counts.fill(0);
         for i in std::mem::take(&mut self.target_touched) {
             if let Some((score, reference)) = self.target_best[i as usize].take() {
                 self.offer_target(i as usize, row, score, reference);
