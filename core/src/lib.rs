@@ -10,6 +10,7 @@
 
 pub mod error;
 pub mod exposure;
+mod fetch;
 pub mod fingerprint;
 pub mod grams;
 pub mod index;
@@ -24,6 +25,7 @@ pub mod search;
 pub mod storage;
 pub mod streaming;
 pub mod test_set;
+mod vocabulary;
 
 #[cfg(feature = "python")]
 mod python;

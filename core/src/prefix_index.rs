@@ -11,6 +11,7 @@
 //! size whose prefix holds it, and a gram's list is sorted by that size, so
 //! that a row stops reading a list at the first entry too small for it.
 
+use crate::fetch::prefetch;
 use crate::score::Bar;
 use crate::streaming::Text;
 
@@ -19,6 +20,9 @@ use crate::streaming::Text;
 /// looked at, which spares that look for most texts a row reaches, at the
 /// price of longer lists.
 pub(crate) const SLACK: u32 = 32;
+
+/// How many grams ahead [`PrefixIndex::probe`] fetches a list.
+const AHEAD: usize = 8;
 
 /// Fewest grams a row of `s` grams must share with a text of `n` grams to
 /// pass `bar` (at least 1): with `o` shared, J = o / (n + s - o), so
@@ -164,7 +168,15 @@ impl PrefixIndex {
     /// Count, for every text, the grams of `row` (of `row_size` grams in all)
     /// in the text's prefix for that size.
     pub(crate) fn probe(&self, row: &[u32], row_size: u32, counts: &mut [u32]) {
-        for &g in row {
+        for (j, &g) in row.iter().enumerate() {
+            // The list a few grams ahead is fetched while this one is read,
+            // and where the list twice as far ahead starts.
+            if let Some(&ahead) = row.get(j + 2 * AHEAD) {
+                prefetch(&self.offsets, ahead as usize);
+            }
+            if let Some(&ahead) = row.get(j + AHEAD) {
+                prefetch(&self.entries, self.offsets[ahead as usize] as usize);
+            }
             let list = &self.entries
                 [self.offsets[g as usize] as usize..self.offsets[g as usize + 1] as usize];
             for &(t, largest) in list {

@@ -27,9 +27,13 @@ use crate::pool::pool;
 use crate::prefix_index::{min_overlap, PrefixIndex, SLACK};
 use crate::score::{min_score, overlap, top_k, Bar, Hit, Score};
 use crate::test_set::{check_aligned, prepare, TestItem};
+use crate::vocabulary::Vocabulary;
 
 /// The first block; later blocks double up to the largest.
 const FIRST_BLOCK_ROWS: usize = 512;
+
+/// How many grams ahead of its lookup a row's gram is fetched.
+const LOOKUP_AHEAD: usize = 8;
 
 /// A text as ids in the test vocabulary (sorted where a merge needs them),
 /// and the size of its full gram set.
@@ -40,8 +44,8 @@ pub(crate) struct Text {
 }
 
 /// A text's ids in the vocabulary, in gram order (sort them to merge).
-fn text(vocab: &HashMap<Gram, u32>, grams: &[Gram]) -> Text {
-    let ids: Vec<u32> = grams.iter().filter_map(|g| vocab.get(g).copied()).collect();
+fn text(vocab: &Vocabulary, grams: &[Gram]) -> Text {
+    let ids: Vec<u32> = grams.iter().filter_map(|&g| vocab.get(g)).collect();
     Text {
         size: grams.len() as u32,
         ids,
@@ -53,6 +57,7 @@ fn text(vocab: &HashMap<Gram, u32>, grams: &[Gram]) -> Text {
 struct Reader {
     seen: Vec<u32>,
     stamp: u32,
+    grams: Vec<Gram>,
     unknown: Vec<Gram>,
 }
 
@@ -61,6 +66,7 @@ impl Reader {
         Reader {
             seen: vec![0; vocab_len],
             stamp: 0,
+            grams: Vec::new(),
             unknown: Vec::new(),
         }
     }
@@ -68,24 +74,37 @@ impl Reader {
     /// A normalised text's ids in `vocab` (each once, in no order) and the
     /// size of its gram set. Only grams outside the vocabulary are sorted,
     /// to count them once.
-    fn text(&mut self, config: &GramConfig, vocab: &HashMap<Gram, u32>, text: &str) -> Text {
+    fn text(&mut self, config: &GramConfig, vocab: &Vocabulary, text: &str) -> Text {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.seen.fill(0);
             self.stamp = 1;
         }
-        let (seen, stamp, unknown) = (&mut self.seen, self.stamp, &mut self.unknown);
+        let (seen, stamp, grams, unknown) = (
+            &mut self.seen,
+            self.stamp,
+            &mut self.grams,
+            &mut self.unknown,
+        );
+        grams.clear();
         unknown.clear();
+        config.each_gram(text, |g| grams.push(g));
         let mut ids = Vec::new();
-        config.each_gram(text, |g| match vocab.get(&g) {
-            Some(&id) => {
-                if seen[id as usize] != stamp {
-                    seen[id as usize] = stamp;
-                    ids.push(id);
-                }
+        for (j, &g) in grams.iter().enumerate() {
+            // A later gram's slot is fetched while this one is looked up.
+            if let Some(&ahead) = grams.get(j + LOOKUP_AHEAD) {
+                vocab.prefetch(ahead);
             }
-            None => unknown.push(g),
-        });
+            match vocab.get(g) {
+                Some(id) => {
+                    if seen[id as usize] != stamp {
+                        seen[id as usize] = stamp;
+                        ids.push(id);
+                    }
+                }
+                None => unknown.push(g),
+            }
+        }
         unknown.sort_unstable();
         unknown.dedup();
         Text {
@@ -98,17 +117,6 @@ impl Reader {
 fn sorted(mut t: Text) -> Text {
     t.ids.sort_unstable();
     t
-}
-
-fn vocabulary<'a>(sets: impl Iterator<Item = &'a Vec<Gram>>) -> HashMap<Gram, u32> {
-    let mut vocab = HashMap::default();
-    for set in sets {
-        for &g in set {
-            let next = vocab.len() as u32;
-            vocab.entry(g).or_insert(next);
-        }
-    }
-    vocab
 }
 
 /// One training row, read.
@@ -130,8 +138,8 @@ struct HeadRow {
 #[derive(Debug, Clone)]
 struct TestSide {
     items: Vec<TestItem>,
-    source_vocab: HashMap<Gram, u32>,
-    target_vocab: HashMap<Gram, u32>,
+    source_vocab: Vocabulary,
+    target_vocab: Vocabulary,
     sources: Vec<Text>,
     /// Every reference of every item, with its item and reference index.
     references: Vec<Text>,
@@ -146,8 +154,8 @@ struct TestSide {
 
 impl TestSide {
     fn new(items: Vec<TestItem>) -> TestSide {
-        let source_vocab = vocabulary(items.iter().map(|t| &t.source_grams));
-        let target_vocab = vocabulary(items.iter().flat_map(|t| t.reference_grams.iter()));
+        let source_vocab = Vocabulary::new(items.iter().map(|t| &t.source_grams));
+        let target_vocab = Vocabulary::new(items.iter().flat_map(|t| t.reference_grams.iter()));
         let sources: Vec<Text> = items
             .iter()
             .map(|t| sorted(text(&source_vocab, &t.source_grams)))

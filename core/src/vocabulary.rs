@@ -1,0 +1,137 @@
+//! The test set's gram vocabulary: gram keys to dense ids, in an
+//! open-addressing table (linear probing) whose slots can be fetched ahead of
+//! a lookup, so that the lookups of a training row's grams overlap in memory
+//! instead of waiting for one another.
+
+use crate::fetch::prefetch;
+use crate::grams::Gram;
+
+/// One slot: a gram key (as halves) and its id; key 0 marks an empty slot,
+/// as no gram has key 0.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    hi: u64,
+    lo: u64,
+    id: u32,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Vocabulary {
+    slots: Vec<Slot>,
+    /// `64 - log2(slots.len())`: a hash's top bits pick the home slot.
+    shift: u32,
+    len: usize,
+}
+
+fn halves(g: Gram) -> (u64, u64) {
+    ((g >> 64) as u64, g as u64)
+}
+
+impl Vocabulary {
+    /// The grams of `sets`, numbered in order of first appearance.
+    pub(crate) fn new<'a>(sets: impl Iterator<Item = &'a Vec<Gram>>) -> Vocabulary {
+        let mut vocab = Vocabulary::with_capacity(16);
+        for set in sets {
+            for &g in set {
+                vocab.insert(g);
+            }
+        }
+        vocab
+    }
+
+    fn with_capacity(slots: usize) -> Vocabulary {
+        Vocabulary {
+            slots: vec![Slot::default(); slots],
+            shift: 64 - slots.trailing_zeros(),
+            len: 0,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Fibonacci hashing of the two halves: the top bits of the product
+    /// depend on every bit of the key.
+    fn home(&self, g: Gram) -> usize {
+        let (hi, lo) = halves(g);
+        ((lo ^ hi.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// The slot holding `g`, or the empty slot where it would go.
+    fn find(&self, g: Gram) -> usize {
+        let (hi, lo) = halves(g);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(g);
+        loop {
+            let s = &self.slots[i];
+            if (s.hi == hi && s.lo == lo) || (s.hi | s.lo) == 0 {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The id of `g`, numbering it next if it is new.
+    fn insert(&mut self, g: Gram) -> u32 {
+        debug_assert!(g != 0);
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
+            let mut grown = Vocabulary::with_capacity(2 * self.slots.len());
+            for s in self.slots.iter().filter(|s| (s.hi | s.lo) != 0) {
+                let i = grown.find(((s.hi as u128) << 64) | s.lo as u128);
+                grown.slots[i] = *s;
+            }
+            grown.len = self.len;
+            *self = grown;
+        }
+        let i = self.find(g);
+        let slot = &mut self.slots[i];
+        if (slot.hi | slot.lo) == 0 {
+            let (hi, lo) = halves(g);
+            *slot = Slot {
+                hi,
+                lo,
+                id: self.len as u32,
+            };
+            self.len += 1;
+        }
+        slot.id
+    }
+
+    pub(crate) fn get(&self, g: Gram) -> Option<u32> {
+        let slot = &self.slots[self.find(g)];
+        ((slot.hi | slot.lo) != 0).then_some(slot.id)
+    }
+
+    /// Fetch the home slot of `g` ahead of a [`Vocabulary::get`].
+    pub(crate) fn prefetch(&self, g: Gram) {
+        prefetch(&self.slots, self.home(g));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn ids_follow_first_appearance_and_survive_growth() {
+        // Keys with shared halves, as grams of one text have.
+        let keys: Vec<Gram> = (1..5000u128)
+            .map(|i| ((i % 97) << 84) | ((i % 13) << 64) | (i * 2_097_153))
+            .collect();
+        let sets = [keys[..3000].to_vec(), keys[2000..].to_vec(), keys.clone()];
+        let vocab = Vocabulary::new(sets.iter());
+        let mut want: HashMap<Gram, u32> = HashMap::new();
+        for &g in sets.iter().flatten() {
+            let next = want.len() as u32;
+            want.entry(g).or_insert(next);
+        }
+        assert_eq!(vocab.len(), want.len());
+        for (&g, &id) in &want {
+            assert_eq!(vocab.get(g), Some(id));
+        }
+        assert_eq!(vocab.get(7 << 100), None);
+        assert_eq!(vocab.get(u128::MAX), None);
+    }
+}
