@@ -303,4 +303,9 @@ def find_exposures(
     test = check_texts("test_sources", test_sources)
     if _choose(config, len(sources), len(test)) == "indexed":
         return TrainingIndex.build(sources, targets, config).find_exposures(test, references)
-    return stream_exposures(zip(sources, targets, strict=True), test, references, config)
+    # The lists are checked already: feed them in blocks as they are.
+    audit = StreamingAudit(test, references, config)
+    for start in range(0, len(sources), config.block_rows):
+        end = start + config.block_rows
+        audit._core.feed(sources[start:end], targets[start:end], start)
+    return audit.result()

@@ -702,7 +702,11 @@ impl StreamingAudit {
         let index = self.prefix_indexes();
         let k = self.k;
         let before = &self.exposures;
-        let run = rows.len().div_ceil(rayon::current_num_threads()).max(256);
+        // A few runs per thread, so that a slow run does not hold the block.
+        let run = rows
+            .len()
+            .div_ceil(4 * rayon::current_num_threads())
+            .max(256);
         let found: Vec<Vec<Exposure>> = rows
             .par_chunks(run)
             .enumerate()
@@ -751,21 +755,25 @@ impl StreamingAudit {
             .iter()
             .map(|&(i, _)| bars(&self.exposures[i as usize], k)[1])
             .collect();
-        (
-            PrefixIndex::build(
-                test.source_vocab.len(),
-                &test.sources,
-                &source_bars,
-                &self.source_df,
-                self.slack,
-            ),
-            PrefixIndex::build(
-                test.target_vocab.len(),
-                &test.references,
-                &target_bars,
-                &self.target_df,
-                self.slack,
-            ),
+        rayon::join(
+            || {
+                PrefixIndex::build(
+                    test.source_vocab.len(),
+                    &test.sources,
+                    &source_bars,
+                    &self.source_df,
+                    self.slack,
+                )
+            },
+            || {
+                PrefixIndex::build(
+                    test.target_vocab.len(),
+                    &test.references,
+                    &target_bars,
+                    &self.target_df,
+                    self.slack,
+                )
+            },
         )
     }
 
