@@ -5,6 +5,8 @@ an ``evaluate`` metric (``evaluate.load("tame_mt")``) and a Python API."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from tame_mt_metric import reference
 from tame_mt_metric._core import __version__ as core_version
 from tame_mt_metric._version import __version__
@@ -32,8 +34,21 @@ from tame_mt_metric.exposure import (
 )
 from tame_mt_metric.grams import count_grams, grams, normalize
 from tame_mt_metric.loading import LOADING_SCRIPT, load
-from tame_mt_metric.scoring import TameResult, score_tame
 from tame_mt_metric.tame_config import TameConfig
+
+if TYPE_CHECKING:
+    from tame_mt_metric.scoring import TameResult, score_tame
+
+
+def __getattr__(name: str) -> Any:
+    # Scoring pulls in sacrebleu and pyarrow: imported on first use only, so
+    # that exposure audits start fast.
+    if name in ("TameResult", "score_tame"):
+        from tame_mt_metric import scoring
+
+        return getattr(scoring, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "LOADING_SCRIPT",

@@ -13,7 +13,7 @@
 //!   trailing ones are removed, inner runs become one U+0020.
 
 use unicode_normalization::char::canonical_combining_class;
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 /// The optional normalisation steps (NFKC and whitespace are always applied).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -57,7 +57,12 @@ pub fn punctuation(c: char) -> Option<char> {
 impl Normalization {
     /// Normalise one text.
     pub fn apply(&self, text: &str) -> String {
-        let mut s: String = text.nfkc().collect();
+        // Most text (all ASCII, for one) is in NFKC already: a quick check
+        // that answers yes spares the decomposition.
+        let mut s: String = match is_nfkc_quick(text.chars()) {
+            IsNormalized::Yes => text.to_owned(),
+            _ => text.nfkc().collect(),
+        };
         if self.lowercase {
             s = s.chars().flat_map(char::to_lowercase).collect();
         }
