@@ -11,6 +11,8 @@
 //! size whose prefix holds it, and a gram's list is sorted by that size, so
 //! that a row stops reading a list at the first entry too small for it.
 
+use rayon::prelude::*;
+
 use crate::fetch::prefetch;
 use crate::score::Bar;
 use crate::streaming::Text;
@@ -43,6 +45,7 @@ pub(crate) fn min_overlap(bar: Bar, n: u32, s: u32) -> u32 {
 /// shortest prefix: the largest `s` with
 /// `min_overlap(bar, n, s) <= n - position + slack`. `None` when no row
 /// reaches it.
+#[cfg(test)]
 fn largest_row(bar: Bar, n: u32, position: u32, slack: u32) -> Option<u32> {
     let (p, q) = (bar.score.overlap as u64, bar.score.union as u64);
     if p == 0 {
@@ -52,6 +55,64 @@ fn largest_row(bar: Bar, n: u32, position: u32, slack: u32) -> Option<u32> {
     let most = if bar.strict { (room - 1) / p } else { room / p };
     most.checked_sub(n as u64)
         .map(|s| s.min(u32::MAX as u64) as u32)
+}
+
+/// [`largest_row`] of positions `0, 1, ..` of a text of `n` grams, as long as
+/// some row reaches them (at most `len`): one division, then exact steps.
+fn largest_rows(bar: Bar, n: u32, slack: u32, len: usize) -> impl Iterator<Item = u32> {
+    let (p, q) = (bar.score.overlap as u64, bar.score.union as u64);
+    // most(position) = floor(v / p), v = (n - position + slack)(p + q) - strict,
+    // kept as quotient and remainder while v falls by p + q a position.
+    // A text of grams has n >= 1, so a `most` worn down to 0 ends the run.
+    let v = ((n as u64 + slack as u64) * (p + q)).saturating_sub(bar.strict as u64);
+    // With p = 0 every row reaches every position (`most` stays at the top).
+    let (mut most, mut rest) = (
+        v.checked_div(p).unwrap_or(u64::MAX),
+        v.checked_rem(p).unwrap_or(0),
+    );
+    let (step, step_rest) = (
+        (p + q).checked_div(p).unwrap_or(0),
+        (p + q).checked_rem(p).unwrap_or(0),
+    );
+    (0..len).map_while(move |_| {
+        let largest = most.checked_sub(n as u64)?.min(u32::MAX as u64) as u32;
+        if rest >= step_rest {
+            rest -= step_rest;
+            most = most.saturating_sub(step);
+        } else {
+            rest += p - step_rest;
+            most = most.saturating_sub(step + 1);
+        }
+        Some(largest)
+    })
+}
+
+/// Sort each list of `entries` (delimited by `offsets`) by largest row
+/// first, the lists cut into a few runs sorted in parallel.
+fn sort_lists(offsets: &[u32], entries: &mut [(u32, u32)]) {
+    let parts = 4 * rayon::current_num_threads();
+    let total = entries.len();
+    let mut runs = Vec::with_capacity(parts);
+    let (mut rest, mut first_gram, mut first_entry) = (entries, 0usize, 0usize);
+    for k in 1..=parts {
+        let end_gram = if k == parts {
+            offsets.len() - 1
+        } else {
+            offsets
+                .partition_point(|&o| (o as usize) < total * k / parts)
+                .max(first_gram)
+        };
+        let end_entry = offsets[end_gram] as usize;
+        let (run, tail) = rest.split_at_mut(end_entry - first_entry);
+        runs.push((run, first_gram..end_gram, first_entry));
+        (rest, first_gram, first_entry) = (tail, end_gram, end_entry);
+    }
+    runs.into_par_iter().for_each(|(run, grams, base)| {
+        for g in grams {
+            let list = offsets[g] as usize - base..offsets[g + 1] as usize - base;
+            run[list].sort_unstable_by_key(|&(i, s)| (std::cmp::Reverse(s), i));
+        }
+    });
 }
 
 /// Test texts indexed by the prefix grams a row must share to pass each
@@ -79,29 +140,34 @@ impl PrefixIndex {
         vocab_len: usize,
         texts: &[Text],
         bars: &[Bar],
-        df: &[u64],
+        df: &[u32],
         slack: u32,
     ) -> PrefixIndex {
+        // Each text's grams rarest first, and the largest row reaching each
+        // prefix position: the texts are independent, so done in parallel.
+        let per_text: Vec<(Vec<u32>, Vec<u32>)> = texts
+            .par_iter()
+            .zip(bars)
+            .map(|(t, &bar)| {
+                let mut keyed: Vec<u64> = t
+                    .ids
+                    .iter()
+                    .map(|&g| ((df[g as usize] as u64) << 32) | g as u64)
+                    .collect();
+                keyed.sort_unstable();
+                let grams: Vec<u32> = keyed.into_iter().map(|k| k as u32).collect();
+                let reach = largest_rows(bar, t.size, slack, grams.len()).collect();
+                (grams, reach)
+            })
+            .collect();
         let mut order_offsets = vec![0u32];
-        let mut order = Vec::new();
+        let mut order = Vec::with_capacity(per_text.iter().map(|(g, _)| g.len()).sum());
         let mut offsets = vec![0u32; vocab_len + 1];
-        for t in texts {
-            let start = order.len();
-            order.extend_from_slice(&t.ids);
-            order[start..].sort_unstable_by_key(|&g| (df[g as usize], g));
+        for (grams, reach) in &per_text {
+            order.extend_from_slice(grams);
             order_offsets.push(order.len() as u32);
-        }
-        let mut reach: Vec<Vec<(u32, u32)>> = vec![Vec::new(); texts.len()];
-        for (i, (t, bar)) in texts.iter().zip(bars).enumerate() {
-            let grams = &order[order_offsets[i] as usize..order_offsets[i + 1] as usize];
-            for (position, &g) in grams.iter().enumerate() {
-                match largest_row(*bar, t.size, position as u32, slack) {
-                    Some(s) => {
-                        reach[i].push((g, s));
-                        offsets[g as usize + 1] += 1;
-                    }
-                    None => break,
-                }
+            for &g in &grams[..reach.len()] {
+                offsets[g as usize + 1] += 1;
             }
         }
         for g in 0..vocab_len {
@@ -109,16 +175,13 @@ impl PrefixIndex {
         }
         let mut fill = offsets.clone();
         let mut entries = vec![(0u32, 0u32); offsets[vocab_len] as usize];
-        for (i, grams) in reach.iter().enumerate() {
-            for &(g, s) in grams {
+        for (i, (grams, reach)) in per_text.iter().enumerate() {
+            for (&g, &s) in grams.iter().zip(reach) {
                 entries[fill[g as usize] as usize] = (i as u32, s);
                 fill[g as usize] += 1;
             }
         }
-        for g in 0..vocab_len {
-            entries[offsets[g] as usize..offsets[g + 1] as usize]
-                .sort_unstable_by_key(|&(i, s)| (std::cmp::Reverse(s), i));
-        }
+        sort_lists(&offsets, &mut entries);
         PrefixIndex {
             offsets,
             entries,
@@ -247,6 +310,19 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn largest_rows_steps_exactly() {
+        for (bar, slack) in bars().into_iter().flat_map(|b| [(b, 0), (b, 3), (b, 32)]) {
+            for n in 1..std::hint::black_box(60u32) {
+                let want: Vec<u32> = (0..n)
+                    .map_while(|position| largest_row(bar, n, position, slack))
+                    .collect();
+                let got: Vec<u32> = largest_rows(bar, n, slack, n as usize).collect();
+                assert_eq!(got, want, "{bar:?} {n} {slack}");
             }
         }
     }

@@ -525,8 +525,10 @@ pub struct StreamingAudit {
     k: usize,
     block_rows: usize,
     test: Arc<TestSide>,
-    source_df: Vec<u64>,
-    target_df: Vec<u64>,
+    /// Training rows so far holding each test gram (saturating: they only
+    /// order the grams).
+    source_df: Vec<u32>,
+    target_df: Vec<u32>,
     exposures: Vec<Exposure>,
     head: Vec<HeadRow>,
     next_row: u64,
@@ -690,14 +692,12 @@ impl StreamingAudit {
             )
             .collect();
         for r in &rows {
-            r.source
-                .ids
-                .iter()
-                .for_each(|&g| self.source_df[g as usize] += 1);
-            r.target
-                .ids
-                .iter()
-                .for_each(|&g| self.target_df[g as usize] += 1);
+            r.source.ids.iter().for_each(|&g| {
+                self.source_df[g as usize] = self.source_df[g as usize].saturating_add(1)
+            });
+            r.target.ids.iter().for_each(|&g| {
+                self.target_df[g as usize] = self.target_df[g as usize].saturating_add(1)
+            });
         }
         let index = self.prefix_indexes();
         let k = self.k;
