@@ -140,16 +140,12 @@ impl SideBuilder {
         drop(renumber);
         let text_of_row = self.text_of_row;
         let postings = Postings::build(texts, &text_of_row, vocab.len(), 0);
-        // A text's internal id is that of its first row.
-        let mut first_row = vec![u32::MAX; self.text_hash.len()];
-        for (row, &t) in text_of_row.iter().enumerate().rev() {
-            first_row[t as usize] = row as u32;
-        }
-        let mut by_hash: Vec<(u128, u32)> = self
-            .text_hash
-            .iter()
-            .zip(&first_row)
-            .map(|(&h, &row)| (h, postings.internal_of_row(row as u64)))
+        // Each text's hash, found through one of its rows.
+        let mut by_hash: Vec<(u128, u32)> = (0..postings.texts() as u32)
+            .map(|i| {
+                let row = postings.rows_of(i).next().expect("every text has a row");
+                (self.text_hash[text_of_row[row as usize] as usize], i)
+            })
             .collect();
         by_hash.par_sort_unstable();
         Side {

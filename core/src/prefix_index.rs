@@ -57,8 +57,9 @@ fn largest_row(bar: Bar, n: u32, position: u32, slack: u32) -> Option<u32> {
         .map(|s| s.min(u32::MAX as u64) as u32)
 }
 
-/// [`largest_row`] of positions `0, 1, ..` of a text of `n` grams, as long as
-/// some row reaches them (at most `len`): one division, then exact steps.
+/// `largest_row` (the definition, kept for the tests) of positions `0, 1, ..`
+/// of a text of `n` grams, as long as some row reaches them (at most `len`):
+/// one division, then exact steps.
 fn largest_rows(bar: Bar, n: u32, slack: u32, len: usize) -> impl Iterator<Item = u32> {
     let (p, q) = (bar.score.overlap as u64, bar.score.union as u64);
     // most(position) = floor(v / p), v = (n - position + slack)(p + q) - strict,
