@@ -52,11 +52,46 @@ fn text(vocab: &Vocabulary, grams: &[Gram]) -> Text {
     }
 }
 
+/// A set of vocabulary ids emptied in constant time: an id is in the set
+/// when its stamp is the current one. Empty it before first use.
+struct Stamps {
+    stamps: Vec<u32>,
+    current: u32,
+}
+
+impl Stamps {
+    fn new(vocab_len: usize) -> Stamps {
+        Stamps {
+            stamps: vec![0; vocab_len],
+            current: 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.current = self.current.wrapping_add(1);
+        if self.current == 0 {
+            self.stamps.fill(0);
+            self.current = 1;
+        }
+    }
+
+    /// Add `id`; whether it was new.
+    fn insert(&mut self, id: u32) -> bool {
+        let stamp = &mut self.stamps[id as usize];
+        let new = *stamp != self.current;
+        *stamp = self.current;
+        new
+    }
+
+    fn contains(&self, id: u32) -> bool {
+        self.stamps[id as usize] == self.current
+    }
+}
+
 /// Scratch of one thread reading training texts: which vocabulary ids the
 /// current text has shown, and its grams outside the vocabulary.
 struct Reader {
-    seen: Vec<u32>,
-    stamp: u32,
+    seen: Stamps,
     grams: Vec<Gram>,
     unknown: Vec<Gram>,
 }
@@ -64,8 +99,7 @@ struct Reader {
 impl Reader {
     fn new(vocab_len: usize) -> Reader {
         Reader {
-            seen: vec![0; vocab_len],
-            stamp: 0,
+            seen: Stamps::new(vocab_len),
             grams: Vec::new(),
             unknown: Vec::new(),
         }
@@ -75,17 +109,8 @@ impl Reader {
     /// size of its gram set. Only grams outside the vocabulary are sorted,
     /// to count them once.
     fn text(&mut self, config: &GramConfig, vocab: &Vocabulary, text: &str) -> Text {
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.seen.fill(0);
-            self.stamp = 1;
-        }
-        let (seen, stamp, grams, unknown) = (
-            &mut self.seen,
-            self.stamp,
-            &mut self.grams,
-            &mut self.unknown,
-        );
+        let (seen, grams, unknown) = (&mut self.seen, &mut self.grams, &mut self.unknown);
+        seen.clear();
         grams.clear();
         unknown.clear();
         config.each_gram(text, |g| grams.push(g));
@@ -97,8 +122,7 @@ impl Reader {
             }
             match vocab.get(g) {
                 Some(id) => {
-                    if seen[id as usize] != stamp {
-                        seen[id as usize] = stamp;
+                    if seen.insert(id) {
                         ids.push(id);
                     }
                 }
@@ -257,30 +281,22 @@ impl TestSide {
 
 /// A row's grams marked in a vocabulary-sized array, so that the overlap of
 /// a text with the row costs one lookup per gram of the text.
-struct Marks {
-    stamps: Vec<u32>,
-    current: u32,
-}
+struct Marks(Stamps);
 
 impl Marks {
     fn new(vocab_len: usize) -> Marks {
-        Marks {
-            stamps: vec![0; vocab_len],
-            current: 0,
-        }
+        Marks(Stamps::new(vocab_len))
     }
 
     fn mark(&mut self, row: &Text) {
-        self.current += 1;
+        self.0.clear();
         for &g in &row.ids {
-            self.stamps[g as usize] = self.current;
+            self.0.insert(g);
         }
     }
 
     fn shared(&self, ids: &[u32]) -> u32 {
-        ids.iter()
-            .filter(|&&g| self.stamps[g as usize] == self.current)
-            .count() as u32
+        ids.iter().filter(|&&g| self.0.contains(g)).count() as u32
     }
 
     /// The exact overlap of indexed text `t` (of `size` grams, `counted` of
@@ -303,7 +319,7 @@ impl Marks {
         let mut misses_left = (counted + rest.len() as u32).checked_sub(need)?;
         let mut shared = counted;
         for &g in rest {
-            if self.stamps[g as usize] == self.current {
+            if self.0.contains(g) {
                 shared += 1;
             } else if misses_left == 0 {
                 return None;
@@ -518,6 +534,14 @@ impl<'a> Probe<'a> {
     }
 }
 
+/// Count one more row holding each gram of `text` (saturating: the counts
+/// only order the grams).
+fn count_rows(df: &mut [u32], text: &Text) {
+    for &g in &text.ids {
+        df[g as usize] = df[g as usize].saturating_add(1);
+    }
+}
+
 /// A running audit of one test set against a stream of training pairs.
 #[derive(Debug, Clone)]
 pub struct StreamingAudit {
@@ -692,12 +716,8 @@ impl StreamingAudit {
             )
             .collect();
         for r in &rows {
-            r.source.ids.iter().for_each(|&g| {
-                self.source_df[g as usize] = self.source_df[g as usize].saturating_add(1)
-            });
-            r.target.ids.iter().for_each(|&g| {
-                self.target_df[g as usize] = self.target_df[g as usize].saturating_add(1)
-            });
+            count_rows(&mut self.source_df, &r.source);
+            count_rows(&mut self.target_df, &r.target);
         }
         let index = self.prefix_indexes();
         let k = self.k;
