@@ -56,22 +56,20 @@ impl GramConfig {
     }
 
     /// Every gram of an already normalised text, repeats included, in no
-    /// particular order.
+    /// particular order. The key of the last [`MAX_ORDER`] characters rolls
+    /// along the text; each gram ending at a character is its low bits.
     pub fn each_gram(&self, text: &str, mut visit: impl FnMut(Gram)) {
-        let chars: Vec<u32> = text.chars().map(|c| c as u32 + 1).collect();
-        let len = chars.len();
-        if len == 0 {
-            return;
-        }
-        if len < self.orders[0] {
-            visit(pack(&chars));
-            return;
-        }
-        for &order in &self.orders {
-            if order > len {
-                break;
+        let mut key: Gram = 0;
+        let mut len = 0;
+        for c in text.chars() {
+            key = ((key << BITS) | (c as u32 + 1) as Gram) & low_chars(MAX_ORDER);
+            len += 1;
+            for &order in self.orders.iter().take_while(|&&order| order <= len) {
+                visit(key & low_chars(order));
             }
-            chars.windows(order).for_each(|w| visit(pack(w)));
+        }
+        if len > 0 && len < self.orders[0] {
+            visit(key);
         }
     }
 
@@ -90,17 +88,21 @@ impl GramConfig {
     }
 }
 
-fn pack(chars: &[u32]) -> Gram {
-    chars.iter().fold(0u128, |key, &c| (key << 21) | c as u128)
+/// Bits per character in a key.
+const BITS: usize = 21;
+
+/// The mask of the last `chars` characters of a key.
+const fn low_chars(chars: usize) -> Gram {
+    (1 << (BITS * chars)) - 1
 }
 
 /// The text of a gram key (for diagnostics and tests).
 pub fn unpack(mut key: Gram) -> String {
     let mut chars = Vec::new();
     while key != 0 {
-        let c = (key & 0x1f_ffff) as u32 - 1;
+        let c = (key & low_chars(1)) as u32 - 1;
         chars.push(char::from_u32(c).expect("a gram key holds valid scalar values"));
-        key >>= 21;
+        key >>= BITS;
     }
     chars.iter().rev().collect()
 }

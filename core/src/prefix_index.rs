@@ -243,7 +243,19 @@ impl PrefixIndex {
             }
             let list = &self.entries
                 [self.offsets[g as usize] as usize..self.offsets[g as usize + 1] as usize];
-            for &(t, largest) in list {
+            // Largest first: when the last of a chunk reaches the row, all do.
+            let mut chunks = list.chunks_exact(8);
+            let mut last = None;
+            for chunk in &mut chunks {
+                if chunk[7].1 < row_size {
+                    last = Some(chunk);
+                    break;
+                }
+                for &(t, _) in chunk {
+                    counts[t as usize] += 1;
+                }
+            }
+            for &(t, largest) in last.unwrap_or(chunks.remainder()) {
                 if largest < row_size {
                     break;
                 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyKeyError, PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyDict, PyList};
 
 use crate::error::{invalid, Error};
@@ -192,8 +193,8 @@ impl PyStreamingAudit {
     fn feed(
         &mut self,
         py: Python<'_>,
-        sources: Vec<String>,
-        targets: Vec<String>,
+        sources: Vec<PyBackedStr>,
+        targets: Vec<PyBackedStr>,
         row_base: u64,
     ) -> PyResult<()> {
         let inner = &mut self.inner;

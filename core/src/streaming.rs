@@ -27,7 +27,7 @@ use crate::pool::pool;
 use crate::prefix_index::{min_overlap, PrefixIndex, SLACK};
 use crate::score::{min_score, overlap, top_k, Bar, Hit, Score};
 use crate::test_set::{check_aligned, prepare, TestItem};
-use crate::vocabulary::Vocabulary;
+use crate::vocabulary::{GramSet, Vocabulary};
 
 /// The first block; later blocks double up to the largest.
 const FIRST_BLOCK_ROWS: usize = 512;
@@ -93,7 +93,7 @@ impl Stamps {
 struct Reader {
     seen: Stamps,
     grams: Vec<Gram>,
-    unknown: Vec<Gram>,
+    unknown: GramSet,
 }
 
 impl Reader {
@@ -101,20 +101,21 @@ impl Reader {
         Reader {
             seen: Stamps::new(vocab_len),
             grams: Vec::new(),
-            unknown: Vec::new(),
+            unknown: GramSet::default(),
         }
     }
 
     /// A normalised text's ids in `vocab` (each once, in no order) and the
-    /// size of its gram set. Only grams outside the vocabulary are sorted,
-    /// to count them once.
+    /// size of its gram set (grams outside the vocabulary counted once
+    /// through a set of their own).
     fn text(&mut self, config: &GramConfig, vocab: &Vocabulary, text: &str) -> Text {
         let (seen, grams, unknown) = (&mut self.seen, &mut self.grams, &mut self.unknown);
         seen.clear();
         grams.clear();
-        unknown.clear();
         config.each_gram(text, |g| grams.push(g));
-        let mut ids = Vec::new();
+        unknown.clear(grams.len());
+        let mut ids = Vec::with_capacity(grams.len());
+        let mut unknown_grams = 0;
         for (j, &g) in grams.iter().enumerate() {
             // A later gram's slot is fetched while this one is looked up.
             if let Some(&ahead) = grams.get(j + LOOKUP_AHEAD) {
@@ -126,13 +127,11 @@ impl Reader {
                         ids.push(id);
                     }
                 }
-                None => unknown.push(g),
+                None => unknown_grams += unknown.insert(g) as u32,
             }
         }
-        unknown.sort_unstable();
-        unknown.dedup();
         Text {
-            size: (ids.len() + unknown.len()) as u32,
+            size: ids.len() as u32 + unknown_grams,
             ids,
         }
     }
@@ -178,13 +177,19 @@ struct TestSide {
 
 impl TestSide {
     fn new(items: Vec<TestItem>) -> TestSide {
-        let source_vocab = Vocabulary::new(items.iter().map(|t| &t.source_grams));
-        let target_vocab = Vocabulary::new(items.iter().flat_map(|t| t.reference_grams.iter()));
+        let (source_vocab, target_vocab) = rayon::join(
+            || Vocabulary::new(items.iter().map(|t| &t.source_grams)),
+            || Vocabulary::new(items.iter().flat_map(|t| t.reference_grams.iter())),
+        );
         let sources: Vec<Text> = items
-            .iter()
+            .par_iter()
             .map(|t| sorted(text(&source_vocab, &t.source_grams)))
             .collect();
-        let mut references = Vec::new();
+        let references: Vec<Text> = items
+            .par_iter()
+            .flat_map_iter(|t| t.reference_grams.iter())
+            .map(|g| sorted(text(&target_vocab, g)))
+            .collect();
         let mut reference_of = Vec::new();
         let mut reference_start = vec![0u32];
         let mut source_items: HashMap<String, Vec<u32>> = HashMap::default();
@@ -194,15 +199,14 @@ impl TestSide {
                 .entry(t.source.clone())
                 .or_default()
                 .push(i as u32);
-            for (k, (r, g)) in t.references.iter().zip(&t.reference_grams).enumerate() {
-                references.push(sorted(text(&target_vocab, g)));
+            for (k, r) in t.references.iter().enumerate() {
                 reference_of.push((i as u32, k as u32));
                 let list = target_items.entry(r.clone()).or_default();
                 if list.last() != Some(&(i as u32)) {
                     list.push(i as u32);
                 }
             }
-            reference_start.push(references.len() as u32);
+            reference_start.push(reference_of.len() as u32);
         }
         let empty = |texts: &[Text]| {
             (0..texts.len() as u32)
@@ -578,8 +582,7 @@ impl StreamingAudit {
             return Err(invalid("block_rows", "must be at least 1"));
         }
         let pool = pool(threads)?;
-        let items = pool.install(|| prepare(&config, sources, references))?;
-        let test = TestSide::new(items);
+        let test = pool.install(|| prepare(&config, sources, references).map(TestSide::new))?;
         Ok(StreamingAudit {
             source_df: vec![0; test.source_vocab.len()],
             target_df: vec![0; test.target_vocab.len()],
@@ -715,10 +718,11 @@ impl StreamingAudit {
                 |reader, i| test.read_row(reader, config, sources[i].as_ref(), targets[i].as_ref()),
             )
             .collect();
-        for r in &rows {
-            count_rows(&mut self.source_df, &r.source);
-            count_rows(&mut self.target_df, &r.target);
-        }
+        let (source_df, target_df) = (&mut self.source_df, &mut self.target_df);
+        rayon::join(
+            || rows.iter().for_each(|r| count_rows(source_df, &r.source)),
+            || rows.iter().for_each(|r| count_rows(target_df, &r.target)),
+        );
         let index = self.prefix_indexes();
         let k = self.k;
         let before = &self.exposures;

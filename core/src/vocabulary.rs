@@ -27,6 +27,13 @@ fn halves(g: Gram) -> (u64, u64) {
     ((g >> 64) as u64, g as u64)
 }
 
+/// Fibonacci hashing of the two halves: the top bits of the product depend
+/// on every bit of the key; the top `64 - shift` of them pick a home slot.
+fn home(g: Gram, shift: u32) -> usize {
+    let (hi, lo) = halves(g);
+    ((lo ^ hi.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
 impl Vocabulary {
     /// The grams of `sets`, numbered in order of first appearance.
     pub(crate) fn new<'a>(sets: impl Iterator<Item = &'a Vec<Gram>>) -> Vocabulary {
@@ -51,11 +58,8 @@ impl Vocabulary {
         self.len
     }
 
-    /// Fibonacci hashing of the two halves: the top bits of the product
-    /// depend on every bit of the key.
     fn home(&self, g: Gram) -> usize {
-        let (hi, lo) = halves(g);
-        ((lo ^ hi.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        home(g, self.shift)
     }
 
     /// The slot holding `g`, or the empty slot where it would go.
@@ -109,6 +113,51 @@ impl Vocabulary {
     }
 }
 
+/// A set of gram keys emptied in constant time, to count the distinct grams
+/// of one text: a slot is filled when it holds the current stamp.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GramSet {
+    slots: Vec<(u64, u64, u32)>,
+    shift: u32,
+    stamp: u32,
+}
+
+impl GramSet {
+    /// Empty the set, with room for `most` keys at most half full.
+    pub(crate) fn clear(&mut self, most: usize) {
+        let wanted = (2 * most).next_power_of_two().max(64);
+        if wanted > self.slots.len() {
+            self.slots = vec![(0, 0, 0); wanted];
+            self.shift = 64 - wanted.trailing_zeros();
+            self.stamp = 0;
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.slots.fill((0, 0, 0));
+            self.stamp = 1;
+        }
+    }
+
+    /// Add `g`; whether it was new. At most the `most` keys of the last
+    /// [`GramSet::clear`] may be added.
+    pub(crate) fn insert(&mut self, g: Gram) -> bool {
+        let (hi, lo) = halves(g);
+        let mask = self.slots.len() - 1;
+        let mut i = home(g, self.shift);
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.2 != self.stamp {
+                *slot = (hi, lo, self.stamp);
+                return true;
+            }
+            if slot.0 == hi && slot.1 == lo {
+                return false;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +182,19 @@ mod tests {
         }
         assert_eq!(vocab.get(7 << 100), None);
         assert_eq!(vocab.get(u128::MAX), None);
+    }
+
+    #[test]
+    fn gram_sets_count_distinct_keys_across_clears() {
+        let mut set = GramSet::default();
+        for round in 0..300u128 {
+            let keys: Vec<Gram> = (0..round % 150)
+                .map(|i| (i % 37) << (i % 90) | round)
+                .collect();
+            set.clear(keys.len());
+            let want: std::collections::HashSet<Gram> = keys.iter().copied().collect();
+            let got = keys.iter().filter(|&&g| set.insert(g)).count();
+            assert_eq!(got, want.len(), "round {round}");
+        }
     }
 }
