@@ -28,9 +28,10 @@ def check_texts(name: str, items: object, start: int = 0) -> list[str]:
     (numbered from `start`, for blocks of a longer stream)."""
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
         raise InputTextError(f"{name}: expected a list of strings, got {type(items).__name__}")
-    for i, item in enumerate(items, start=start):
-        if not isinstance(item, str):
-            raise InputTextError(f"{name}[{i}]: expected a string, got {type(item).__name__}")
+    if not set(map(type, items)) <= {str}:  # a C-speed pass; the loop names the culprit
+        for i, item in enumerate(items, start=start):
+            if not isinstance(item, str):
+                raise InputTextError(f"{name}[{i}]: expected a string, got {type(item).__name__}")
     return list(items)
 
 

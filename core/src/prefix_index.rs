@@ -11,6 +11,8 @@
 //! size whose prefix holds it, and a gram's list is sorted by that size, so
 //! that a row stops reading a list at the first entry too small for it.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use crate::fetch::prefetch;
@@ -124,50 +126,73 @@ pub(crate) struct PrefixIndex {
     /// Per gram: (text, largest row size reaching it), largest first.
     offsets: Vec<u32>,
     entries: Vec<(u32, u32)>,
-    /// Each text's grams, rarest first, with its size and bar.
-    order_offsets: Vec<u32>,
-    order: Vec<u32>,
+    /// Each text's grams in prefix order, its size and its bar.
+    order: Arc<GramOrder>,
     texts: Vec<(u32, Bar)>,
     /// Per text: the fewest prefix grams that any row passing it shares.
     least_count: Vec<u32>,
     slack: u32,
 }
 
-impl PrefixIndex {
-    /// Index `texts` (ids below `vocab_len`) for rows that must pass `bars`,
-    /// each prefix `slack` grams longer than the shortest, grams ordered by
-    /// `df` (rarest first).
-    pub(crate) fn build(
-        vocab_len: usize,
-        texts: &[Text],
-        bars: &[Bar],
-        df: &[u32],
-        slack: u32,
-    ) -> PrefixIndex {
-        // Each text's grams rarest first, and the largest row reaching each
-        // prefix position: the texts are independent, so done in parallel.
-        let per_text: Vec<(Vec<u32>, Vec<u32>)> = texts
+/// Each text's grams, rarest first by the document frequencies of when it
+/// was made. Any order of a text's grams gives a valid prefix (a passing row
+/// shares more than `slack` of any `n - alpha + 1 + slack` of them); rarest
+/// first gives short lists, and an order made from older frequencies serves
+/// nearly as well, so one order serves many blocks.
+#[derive(Debug)]
+pub(crate) struct GramOrder {
+    offsets: Vec<u32>,
+    grams: Vec<u32>,
+}
+
+impl GramOrder {
+    pub(crate) fn new(texts: &[Text], df: &[u32]) -> GramOrder {
+        let per_text: Vec<Vec<u32>> = texts
             .par_iter()
-            .zip(bars)
-            .map(|(t, &bar)| {
+            .map(|t| {
                 let mut keyed: Vec<u64> = t
                     .ids
                     .iter()
                     .map(|&g| ((df[g as usize] as u64) << 32) | g as u64)
                     .collect();
                 keyed.sort_unstable();
-                let grams: Vec<u32> = keyed.into_iter().map(|k| k as u32).collect();
-                let reach = largest_rows(bar, t.size, slack, grams.len()).collect();
-                (grams, reach)
+                keyed.into_iter().map(|k| k as u32).collect()
             })
             .collect();
-        let mut order_offsets = vec![0u32];
-        let mut order = Vec::with_capacity(per_text.iter().map(|(g, _)| g.len()).sum());
+        let mut offsets = vec![0u32];
+        let mut grams = Vec::with_capacity(per_text.iter().map(Vec::len).sum());
+        for text in &per_text {
+            grams.extend_from_slice(text);
+            offsets.push(grams.len() as u32);
+        }
+        GramOrder { offsets, grams }
+    }
+
+    fn of(&self, t: usize) -> &[u32] {
+        &self.grams[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+    }
+}
+
+impl PrefixIndex {
+    /// Index `texts` (ids below `vocab_len`, their grams in `order`) for rows
+    /// that must pass `bars`, each prefix `slack` grams longer than the
+    /// shortest.
+    pub(crate) fn build(
+        vocab_len: usize,
+        texts: &[Text],
+        order: Arc<GramOrder>,
+        bars: &[Bar],
+        slack: u32,
+    ) -> PrefixIndex {
+        // The largest row reaching each prefix position of each text: the
+        // texts are independent, so done in parallel.
+        let reach: Vec<Vec<u32>> = (0..texts.len())
+            .into_par_iter()
+            .map(|t| largest_rows(bars[t], texts[t].size, slack, order.of(t).len()).collect())
+            .collect();
         let mut offsets = vec![0u32; vocab_len + 1];
-        for (grams, reach) in &per_text {
-            order.extend_from_slice(grams);
-            order_offsets.push(order.len() as u32);
-            for &g in &grams[..reach.len()] {
+        for (t, reach) in reach.iter().enumerate() {
+            for &g in &order.of(t)[..reach.len()] {
                 offsets[g as usize + 1] += 1;
             }
         }
@@ -176,9 +201,9 @@ impl PrefixIndex {
         }
         let mut fill = offsets.clone();
         let mut entries = vec![(0u32, 0u32); offsets[vocab_len] as usize];
-        for (i, (grams, reach)) in per_text.iter().enumerate() {
-            for (&g, &s) in grams.iter().zip(reach) {
-                entries[fill[g as usize] as usize] = (i as u32, s);
+        for (t, reach) in reach.iter().enumerate() {
+            for (&g, &s) in order.of(t).iter().zip(reach) {
+                entries[fill[g as usize] as usize] = (t as u32, s);
                 fill[g as usize] += 1;
             }
         }
@@ -186,7 +211,6 @@ impl PrefixIndex {
         PrefixIndex {
             offsets,
             entries,
-            order_offsets,
             order,
             texts: texts.iter().zip(bars).map(|(t, &b)| (t.size, b)).collect(),
             least_count: texts
@@ -223,7 +247,7 @@ impl PrefixIndex {
 
     /// The grams of text `t` outside its prefix for rows of `row_size` grams.
     pub(crate) fn rest(&self, t: usize, row_size: u32) -> &[u32] {
-        let grams = &self.order[self.order_offsets[t] as usize..self.order_offsets[t + 1] as usize];
+        let grams = self.order.of(t);
         let (n, bar) = self.texts[t];
         let keep = (n + 1 + self.slack).saturating_sub(min_overlap(bar, n, row_size)) as usize;
         &grams[keep.min(grams.len())..]
@@ -354,7 +378,9 @@ mod tests {
         ];
         let df = [5, 1, 3, 2];
         let half = Score::jaccard(1, 1, 2);
-        let index = PrefixIndex::build(4, &texts, &[Bar::at_least(half), Bar::OPEN], &df, 0);
+        let order = Arc::new(GramOrder::new(&texts, &df));
+        let bars = [Bar::at_least(half), Bar::OPEN];
+        let index = PrefixIndex::build(4, &texts, Arc::clone(&order), &bars, 0);
         // Rows of 2 grams must share 2 of text 0's 4: its 3 rarest
         // (1, 3, 2) are the prefix. Rows of 4 must share 3: (1, 3).
         assert_eq!(index.rest(0, 2), &[0]);
@@ -368,7 +394,7 @@ mod tests {
         assert_eq!(counts, vec![1, 1]);
         // One gram of slack: rows of 4 also count gram 2, and must share
         // two prefix grams to pass text 0.
-        let index = PrefixIndex::build(4, &texts, &[Bar::at_least(half), Bar::OPEN], &df, 1);
+        let index = PrefixIndex::build(4, &texts, order, &bars, 1);
         assert_eq!(index.rest(0, 4), &[0]);
         let mut reached = Vec::new();
         index.reached(&[1, 1], &mut reached);

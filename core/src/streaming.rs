@@ -2,8 +2,9 @@
 //! flows through it once, in blocks, with no training index.
 //!
 //! For every block the test items are indexed by the prefix of their gram
-//! sets (rarest grams first, by their training frequency so far) that a row
-//! must share to pass the item's current bar. Each training row probes that
+//! sets (rarest grams first, by the training frequencies of when the order
+//! was last made, remade as the rows grow fourfold) that a row must share to
+//! pass the item's current bar. Each training row probes that
 //! index with its grams; the items it reaches are checked by an upper bound
 //! and then scored exactly. Bars only rise, so an index built at the start of
 //! a block stays valid through it. Blocks start small and grow, so that bars
@@ -24,13 +25,17 @@ use crate::error::{invalid, Error, Result};
 use crate::exposure::{Exposure, TargetHit};
 use crate::grams::{Gram, GramConfig};
 use crate::pool::pool;
-use crate::prefix_index::{min_overlap, PrefixIndex, SLACK};
+use crate::prefix_index::{min_overlap, GramOrder, PrefixIndex, SLACK};
 use crate::score::{min_score, overlap, top_k, Bar, Hit, Score};
 use crate::test_set::{check_aligned, prepare, TestItem};
 use crate::vocabulary::{GramSet, Vocabulary};
 
 /// The first block; later blocks double up to the largest.
 const FIRST_BLOCK_ROWS: usize = 512;
+
+/// How many times the rows counted grow before the test texts' gram orders
+/// are remade from the new frequencies.
+const ORDER_GROWTH: u64 = 4;
 
 /// How many grams ahead of its lookup a row's gram is fetched.
 const LOOKUP_AHEAD: usize = 8;
@@ -562,6 +567,13 @@ pub struct StreamingAudit {
     next_row: u64,
     rows_fed: u64,
     pool: Arc<ThreadPool>,
+    /// Rows counted in `source_df` and `target_df`.
+    rows_counted: u64,
+    /// The test texts' gram orders for prefixes, and `rows_counted` when
+    /// they were made: they are remade when it has grown [`ORDER_GROWTH`]
+    /// times.
+    orders: Option<(Arc<GramOrder>, Arc<GramOrder>)>,
+    ordered_at: u64,
     /// Prefix grams indexed beyond the shortest prefix ([`SLACK`]).
     slack: u32,
 }
@@ -595,6 +607,9 @@ impl StreamingAudit {
             next_row: 0,
             rows_fed: 0,
             pool,
+            rows_counted: 0,
+            orders: None,
+            ordered_at: 0,
             slack: SLACK,
         })
     }
@@ -723,13 +738,14 @@ impl StreamingAudit {
             || rows.iter().for_each(|r| count_rows(source_df, &r.source)),
             || rows.iter().for_each(|r| count_rows(target_df, &r.target)),
         );
+        self.rows_counted += rows.len() as u64;
         let index = self.prefix_indexes();
         let k = self.k;
         let before = &self.exposures;
         // A few runs per thread, so that a slow run does not hold the block.
         let run = rows
             .len()
-            .div_ceil(4 * rayon::current_num_threads())
+            .div_ceil(8 * rayon::current_num_threads())
             .max(256);
         let found: Vec<Vec<Exposure>> = rows
             .par_chunks(run)
@@ -765,9 +781,18 @@ impl StreamingAudit {
     }
 
     /// The test index for the next block, from the bars so far.
-    fn prefix_indexes(&self) -> (PrefixIndex, PrefixIndex) {
+    fn prefix_indexes(&mut self) -> (PrefixIndex, PrefixIndex) {
         let test = &self.test;
         let k = self.k;
+        if self.orders.is_none() || self.rows_counted >= ORDER_GROWTH * self.ordered_at {
+            let (sources, targets) = rayon::join(
+                || GramOrder::new(&test.sources, &self.source_df),
+                || GramOrder::new(&test.references, &self.target_df),
+            );
+            self.orders = Some((Arc::new(sources), Arc::new(targets)));
+            self.ordered_at = self.rows_counted;
+        }
+        let (source_order, target_order) = self.orders.clone().expect("made above");
         let source_bars: Vec<Bar> = self
             .exposures
             .iter()
@@ -784,8 +809,8 @@ impl StreamingAudit {
                 PrefixIndex::build(
                     test.source_vocab.len(),
                     &test.sources,
+                    source_order,
                     &source_bars,
-                    &self.source_df,
                     self.slack,
                 )
             },
@@ -793,8 +818,8 @@ impl StreamingAudit {
                 PrefixIndex::build(
                     test.target_vocab.len(),
                     &test.references,
+                    target_order,
                     &target_bars,
-                    &self.target_df,
                     self.slack,
                 )
             },

@@ -102,6 +102,7 @@ impl Vocabulary {
         slot.id
     }
 
+    #[inline]
     pub(crate) fn get(&self, g: Gram) -> Option<u32> {
         let slot = &self.slots[self.find(g)];
         ((slot.hi | slot.lo) != 0).then_some(slot.id)
