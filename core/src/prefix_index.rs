@@ -293,6 +293,8 @@ impl PrefixIndex {
 mod tests {
     use super::*;
     use crate::score::Score;
+    use proptest::collection::{btree_set, vec};
+    use proptest::prelude::*;
 
     #[test]
     fn min_overlap_is_exact() {
@@ -360,6 +362,52 @@ mod tests {
                     .collect();
                 let got: Vec<u32> = largest_rows(bar, n, slack, n as usize).collect();
                 assert_eq!(got, want, "{bar:?} {n} {slack}");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// Whatever the document frequencies that ordered the texts (stale
+        /// ones included), a row's prefix count plus its share of the rest
+        /// is the exact overlap, and every text the row passes is reached.
+        #[test]
+        fn any_gram_order_counts_exactly_and_reaches_every_pass(
+            texts in vec(btree_set(0u32..16, 1..14), 1..6),
+            row in btree_set(0u32..16, 0..16),
+            outside in 0u32..4,
+            df in vec(0u32..50, 16),
+            bars in vec((0u32..6, 1u32..6, any::<bool>()), 6),
+            slack in 0u32..4,
+        ) {
+            let texts: Vec<Text> = texts
+                .into_iter()
+                .map(|ids| Text { size: ids.len() as u32, ids: ids.into_iter().collect() })
+                .collect();
+            let bars: Vec<Bar> = bars[..texts.len()]
+                .iter()
+                .map(|&(o, extra, strict)| {
+                    let score = Score::jaccard(o, o + extra, o + extra);
+                    if strict { Bar::above(score) } else { Bar::at_least(score) }
+                })
+                .collect();
+            let order = Arc::new(GramOrder::new(&texts, &df));
+            let index = PrefixIndex::build(16, &texts, order, &bars, slack);
+            let row: Vec<u32> = row.into_iter().collect();
+            let row_size = row.len() as u32 + outside;
+            let mut counts = vec![0; texts.len()];
+            index.probe(&row, row_size, &mut counts);
+            let mut reached = Vec::new();
+            index.reached(&counts, &mut reached);
+            for (t, text) in texts.iter().enumerate() {
+                let shared = text.ids.iter().filter(|g| row.contains(g)).count() as u32;
+                let in_rest = index.rest(t, row_size).iter().filter(|g| row.contains(g)).count();
+                prop_assert_eq!(counts[t] + in_rest as u32, shared);
+                let passes = shared > 0 && bars[t].admits(Score::jaccard(shared, text.size, row_size));
+                if passes {
+                    prop_assert!(reached.contains(&(t as u32, counts[t])));
+                }
             }
         }
     }
