@@ -567,10 +567,8 @@ pub struct StreamingAudit {
     next_row: u64,
     rows_fed: u64,
     pool: Arc<ThreadPool>,
-    /// Rows counted in `source_df` and `target_df`.
-    rows_counted: u64,
-    /// The test texts' gram orders for prefixes, and `rows_counted` when
-    /// they were made: they are remade when it has grown [`ORDER_GROWTH`]
+    /// The test texts' gram orders for prefixes, and the rows fed when they
+    /// were made: they are remade when those have grown [`ORDER_GROWTH`]
     /// times.
     orders: Option<(Arc<GramOrder>, Arc<GramOrder>)>,
     ordered_at: u64,
@@ -607,7 +605,6 @@ impl StreamingAudit {
             next_row: 0,
             rows_fed: 0,
             pool,
-            rows_counted: 0,
             orders: None,
             ordered_at: 0,
             slack: SLACK,
@@ -738,8 +735,7 @@ impl StreamingAudit {
             || rows.iter().for_each(|r| count_rows(source_df, &r.source)),
             || rows.iter().for_each(|r| count_rows(target_df, &r.target)),
         );
-        self.rows_counted += rows.len() as u64;
-        let index = self.prefix_indexes();
+        let index = self.prefix_indexes(self.rows_fed + rows.len() as u64);
         let k = self.k;
         let before = &self.exposures;
         // A few runs per thread, so that a slow run does not hold the block.
@@ -780,17 +776,18 @@ impl StreamingAudit {
         }
     }
 
-    /// The test index for the next block, from the bars so far.
-    fn prefix_indexes(&mut self) -> (PrefixIndex, PrefixIndex) {
+    /// The test index for the next block, from the bars so far; `rows` have
+    /// been counted in the document frequencies.
+    fn prefix_indexes(&mut self, rows: u64) -> (PrefixIndex, PrefixIndex) {
         let test = &self.test;
         let k = self.k;
-        if self.orders.is_none() || self.rows_counted >= ORDER_GROWTH * self.ordered_at {
+        if self.orders.is_none() || rows >= ORDER_GROWTH * self.ordered_at {
             let (sources, targets) = rayon::join(
                 || GramOrder::new(&test.sources, &self.source_df),
                 || GramOrder::new(&test.references, &self.target_df),
             );
             self.orders = Some((Arc::new(sources), Arc::new(targets)));
-            self.ordered_at = self.rows_counted;
+            self.ordered_at = rows;
         }
         let (source_order, target_order) = self.orders.clone().expect("made above");
         let source_bars: Vec<Bar> = self
