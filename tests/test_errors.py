@@ -14,6 +14,7 @@ from tame_mt_metric import (
     InvalidOptionError,
     MisalignedInputError,
     RetrievalConfig,
+    StreamingAudit,
     TameError,
     TrainingIndex,
     find_exposures,
@@ -77,6 +78,26 @@ def test_bad_corpora(strategy: str) -> None:
         find_exposures(["a"], ["a"], ["a", "b"], [["x", "y"], ["z"]], config=config)
     with pytest.raises(InputTextError, match=r"references\[1\]\[0\]: expected a string, got bytes"):
         find_exposures(["a"], ["a"], ["a", "b"], [["x"], [b"z"]], config=config)  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("strategy", ["indexed", "streaming"])
+def test_lone_surrogates_name_the_item(strategy: str) -> None:
+    """A str with a lone surrogate has no UTF-8 form: a typed error, not a codec error."""
+    config = RetrievalConfig(strategy=strategy)  # type: ignore[arg-type]
+    train = ["a b", "c d", "e f"]
+    with pytest.raises(InputTextError, match=r"train_sources\[2\]: not valid Unicode"):
+        find_exposures(["a", "b", "x\ud800"], train, ["a"], config=config)
+    with pytest.raises(InputTextError, match=r"test_sources\[1\]: not valid Unicode"):
+        find_exposures(train, train, ["a", "\udc00"], config=config)
+    with pytest.raises(InputTextError, match=r"references\[0\]\[1\]: not valid Unicode"):
+        find_exposures(train, train, ["a"], [["x", "y\udfff"]], config=config)
+
+
+def test_feeds_name_the_global_row() -> None:
+    audit = StreamingAudit(["a"], ["x"])
+    audit.feed(["a", "b"], ["x", "y"], row_base=0)
+    with pytest.raises(InputTextError, match=r"train_targets\[3\]: not valid Unicode"):
+        audit.feed(["c", "d"], ["z", "\ud800"], row_base=2)
 
 
 def test_streamed_pairs_name_the_bad_row() -> None:

@@ -13,6 +13,12 @@ pub enum Error {
         left: usize,
         right: usize,
     },
+    /// An input text is not a valid string (`argument[index]` names it).
+    InvalidText {
+        argument: String,
+        index: u64,
+        message: String,
+    },
     /// The training corpus has no rows.
     EmptyTraining,
     /// The caller interrupted a long computation (Ctrl-C).
@@ -28,6 +34,11 @@ impl fmt::Display for Error {
             Error::Misaligned { what, left, right } => {
                 write!(f, "{what}: lengths differ ({left} vs {right})")
             }
+            Error::InvalidText {
+                argument,
+                index,
+                message,
+            } => write!(f, "{argument}[{index}]: {message}"),
             Error::EmptyTraining => write!(f, "the training corpus is empty"),
             Error::Interrupted => write!(f, "interrupted"),
             Error::CorruptIndex { part, message } => {

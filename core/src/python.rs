@@ -10,7 +10,7 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyKeyError, PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::error::{invalid, Error};
 use crate::exposure::Exposure;
@@ -30,6 +30,7 @@ fn to_py(err: Error) -> PyErr {
         let name = match &err {
             Error::InvalidOption { .. } => "InvalidOptionError",
             Error::Misaligned { .. } => "MisalignedInputError",
+            Error::InvalidText { .. } => "InputTextError",
             Error::EmptyTraining => "EmptyCorpusError",
             Error::CorruptIndex { .. } => "IndexFileError",
             Error::Interrupted => unreachable!(),
@@ -44,6 +45,43 @@ fn to_py(err: Error) -> PyErr {
             Err(e) => e,
         }
     })
+}
+
+/// The strings of the sequence `items`, borrowed, item `i` named
+/// `argument[start + i]` in errors: one that is not a string, or not valid
+/// Unicode (a lone surrogate has no UTF-8), is an `InputTextError`.
+fn texts(argument: &str, items: &Bound<'_, PyAny>, start: u64) -> PyResult<Vec<PyBackedStr>> {
+    items
+        .try_iter()?
+        .zip(start..)
+        .map(|(item, index)| text(argument, &item?, index).map_err(to_py))
+        .collect()
+}
+
+/// `item` as a string, or the error naming it `argument[index]`.
+fn text(argument: &str, item: &Bound<'_, PyAny>, index: u64) -> Result<PyBackedStr, Error> {
+    item.extract::<PyBackedStr>().map_err(|e| {
+        let message = if item.is_instance_of::<PyString>() {
+            format!("not valid Unicode ({})", e.value(item.py()))
+        } else {
+            let kind = item.get_type().name().map(|n| n.to_string());
+            format!("expected a string, got {}", kind.as_deref().unwrap_or("?"))
+        };
+        Error::InvalidText {
+            argument: argument.into(),
+            index,
+            message,
+        }
+    })
+}
+
+/// The references of each test item (`references[i]`, a list of strings).
+fn reference_texts(items: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<PyBackedStr>>> {
+    items
+        .try_iter()?
+        .enumerate()
+        .map(|(i, refs)| texts(&format!("references[{i}]"), &refs?, 0))
+        .collect()
 }
 
 /// True once Ctrl-C (or another signal handler) has raised in Python.
@@ -104,7 +142,7 @@ fn grams(
 #[allow(clippy::too_many_arguments)]
 fn count_grams(
     py: Python<'_>,
-    texts: Vec<String>,
+    texts: Bound<'_, PyAny>,
     orders: Vec<i64>,
     lowercase: bool,
     strip_diacritics: bool,
@@ -113,6 +151,7 @@ fn count_grams(
 ) -> PyResult<u64> {
     use rayon::prelude::*;
     let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
+    let texts = self::texts("texts", &texts, 0)?;
     let pool = pool(threads).map_err(to_py)?;
     Ok(py.detach(|| pool.install(|| texts.par_iter().map(|t| cfg.grams(t).len() as u64).sum())))
 }
@@ -172,8 +211,8 @@ impl PyStreamingAudit {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        sources: Vec<String>,
-        references: Vec<Vec<String>>,
+        sources: Bound<'_, PyAny>,
+        references: Bound<'_, PyAny>,
         orders: Vec<i64>,
         lowercase: bool,
         strip_diacritics: bool,
@@ -183,6 +222,10 @@ impl PyStreamingAudit {
         threads: usize,
     ) -> PyResult<Self> {
         let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
+        let (sources, references) = (
+            texts("test_sources", &sources, 0)?,
+            reference_texts(&references)?,
+        );
         let inner = py
             .detach(|| StreamingAudit::new(cfg, &sources, &references, top_k, block_rows, threads))
             .map_err(to_py)?;
@@ -193,10 +236,12 @@ impl PyStreamingAudit {
     fn feed(
         &mut self,
         py: Python<'_>,
-        sources: Vec<PyBackedStr>,
-        targets: Vec<PyBackedStr>,
+        sources: Bound<'_, PyAny>,
+        targets: Bound<'_, PyAny>,
         row_base: u64,
     ) -> PyResult<()> {
+        let sources = texts("train_sources", &sources, row_base)?;
+        let targets = texts("train_targets", &targets, row_base)?;
         let inner = &mut self.inner;
         py.detach(|| inner.feed(&sources, &targets, row_base, &interrupted))
             .map_err(to_py)
@@ -252,10 +297,15 @@ impl PyTrainingIndex {
         let read = |side: usize, start: usize, end: usize| {
             Python::attach(|py| {
                 let list = sides[side].bind(py);
+                let argument = ["train_sources", "train_targets"][side];
                 (start..end)
-                    .map(|i| list.get_item(i)?.extract::<String>())
-                    .collect::<PyResult<Vec<String>>>()
-                    .map_err(|e| invalid(["train_sources", "train_targets"][side], e.to_string()))
+                    .map(|i| {
+                        let item = list
+                            .get_item(i)
+                            .map_err(|e| invalid(argument, e.to_string()))?;
+                        Ok(text(argument, &item, i as u64)?.to_string())
+                    })
+                    .collect()
             })
         };
         let inner = py
@@ -268,10 +318,14 @@ impl PyTrainingIndex {
     fn expose<'py>(
         &self,
         py: Python<'py>,
-        sources: Vec<String>,
-        references: Vec<Vec<String>>,
+        sources: Bound<'py, PyAny>,
+        references: Bound<'py, PyAny>,
         top_k: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let (sources, references) = (
+            texts("test_sources", &sources, 0)?,
+            reference_texts(&references)?,
+        );
         let inner = &self.inner;
         let found = py
             .detach(|| inner.expose(&sources, &references, top_k, &interrupted))
@@ -373,9 +427,12 @@ impl PyCorpusFingerprint {
     fn update(
         &mut self,
         py: Python<'_>,
-        sources: Vec<String>,
-        targets: Vec<String>,
+        sources: Bound<'_, PyAny>,
+        targets: Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let start = self.inner.rows();
+        let sources = texts("train_sources", &sources, start)?;
+        let targets = texts("train_targets", &targets, start)?;
         let inner = &mut self.inner;
         py.detach(|| inner.update(&sources, &targets))
             .map_err(to_py)
