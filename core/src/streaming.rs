@@ -147,10 +147,23 @@ fn sorted(mut t: Text) -> Text {
     t
 }
 
+/// The distinct texts of one side of a block, normalised and read, and the
+/// text of each row.
+struct SideTexts {
+    texts: Vec<(String, Text)>,
+    of_row: Vec<u32>,
+}
+
+impl SideTexts {
+    fn of(&self, row: usize) -> &(String, Text) {
+        &self.texts[self.of_row[row] as usize]
+    }
+}
+
 /// One training row, read.
-struct Row {
-    source: Text,
-    target: Text,
+struct Row<'a> {
+    source: &'a Text,
+    target: &'a Text,
     exact: Vec<(u32, bool, bool, bool)>,
 }
 
@@ -235,34 +248,60 @@ impl TestSide {
         }
     }
 
-    fn read_row(
+    /// One side of a block of training rows, each distinct text normalised
+    /// and read once: a multi-way corpus repeats a sentence with each of its
+    /// translations.
+    fn read_side<S: AsRef<str> + Sync>(
         &self,
-        reader: &mut Reader,
         config: &GramConfig,
-        source: &str,
-        target: &str,
-    ) -> Row {
-        let norm = &config.normalization;
-        let (source, target) = (norm.apply(source), norm.apply(target));
+        vocab: &Vocabulary,
+        raw: &[S],
+    ) -> SideTexts {
+        let mut first: HashMap<&str, u32> = HashMap::default();
+        let mut distinct = Vec::new();
+        let of_row = raw
+            .iter()
+            .enumerate()
+            .map(|(row, text)| {
+                *first.entry(text.as_ref()).or_insert_with(|| {
+                    distinct.push(row);
+                    distinct.len() as u32 - 1
+                })
+            })
+            .collect();
+        // Each split allocates a vocabulary-sized scratch: keep splits large.
+        let texts = distinct
+            .par_iter()
+            .with_min_len(256)
+            .map_init(
+                || Reader::new(vocab.len()),
+                |reader, &row| {
+                    let normalized = config.normalization.apply(raw[row].as_ref());
+                    let text = reader.text(config, vocab, &normalized);
+                    (normalized, text)
+                },
+            )
+            .collect();
+        SideTexts { texts, of_row }
+    }
+
+    /// The exact-overlap flags a row of normalised `source` and `target`
+    /// sets: (item, source, target, pair).
+    fn exact(&self, source: &str, target: &str) -> Vec<(u32, bool, bool, bool)> {
         let mut exact = Vec::new();
-        if let Some(items) = self.source_items.get(&source) {
+        if let Some(items) = self.source_items.get(source) {
             for &i in items {
-                exact.push((
-                    i,
-                    true,
-                    false,
-                    self.items[i as usize].references.contains(&target),
-                ));
+                let pair = self.items[i as usize]
+                    .references
+                    .iter()
+                    .any(|r| r == target);
+                exact.push((i, true, false, pair));
             }
         }
-        if let Some(items) = self.target_items.get(&target) {
+        if let Some(items) = self.target_items.get(target) {
             exact.extend(items.iter().map(|&i| (i, false, true, false)));
         }
-        Row {
-            source: reader.text(config, &self.source_vocab, &source),
-            target: reader.text(config, &self.target_vocab, &target),
-            exact,
-        }
+        exact
     }
 
     /// Reference slots of an item.
@@ -478,8 +517,8 @@ impl<'a> Probe<'a> {
     fn row(&mut self, index: &(PrefixIndex, PrefixIndex), row: u64, r: &Row) {
         let test = self.test;
         let (sources, references) = index;
-        self.source_marks.mark(&r.source);
-        self.target_marks.mark(&r.target);
+        self.source_marks.mark(r.source);
+        self.target_marks.mark(r.target);
         // Reference counts first: pair candidates need them.
         references.probe(&r.target.ids, r.target.size, &mut self.reference_counts);
         // Source side: source exposure and pair candidates.
@@ -493,7 +532,7 @@ impl<'a> Probe<'a> {
             let size = test.sources[i].size;
             let passing = self
                 .source_marks
-                .overlap_passing(sources, i, counted, size, &r.source, bar);
+                .overlap_passing(sources, i, counted, size, r.source, bar);
             if let Some(shared) = passing {
                 let score = test.source_score(i, r.source.size, shared);
                 self.offer_source(references, i, row, score, r.target.size);
@@ -523,7 +562,7 @@ impl<'a> Probe<'a> {
             if both_empty
                 || self
                     .target_marks
-                    .overlap_passing(references, slot, counted, reference.size, &r.target, bar)
+                    .overlap_passing(references, slot, counted, reference.size, r.target, bar)
                     .is_some()
             {
                 let best = test.target_score(i, r.target.size, |slot| {
@@ -721,19 +760,26 @@ impl StreamingAudit {
     fn feed_block<S: AsRef<str> + Sync>(&mut self, sources: &[S], targets: &[S], row_base: u64) {
         let test = Arc::clone(&self.test);
         let config = &self.config;
-        // Each split allocates a vocabulary-sized scratch: keep splits large.
+        let (source_texts, target_texts) = rayon::join(
+            || test.read_side(config, &test.source_vocab, sources),
+            || test.read_side(config, &test.target_vocab, targets),
+        );
         let rows: Vec<Row> = (0..sources.len())
             .into_par_iter()
-            .with_min_len(256)
-            .map_init(
-                || Reader::new(test.source_vocab.len().max(test.target_vocab.len())),
-                |reader, i| test.read_row(reader, config, sources[i].as_ref(), targets[i].as_ref()),
-            )
+            .with_min_len(1024)
+            .map(|i| {
+                let (source, target) = (source_texts.of(i), target_texts.of(i));
+                Row {
+                    source: &source.1,
+                    target: &target.1,
+                    exact: test.exact(&source.0, &target.0),
+                }
+            })
             .collect();
         let (source_df, target_df) = (&mut self.source_df, &mut self.target_df);
         rayon::join(
-            || rows.iter().for_each(|r| count_rows(source_df, &r.source)),
-            || rows.iter().for_each(|r| count_rows(target_df, &r.target)),
+            || rows.iter().for_each(|r| count_rows(source_df, r.source)),
+            || rows.iter().for_each(|r| count_rows(target_df, r.target)),
         );
         let index = self.prefix_indexes(self.rows_fed + rows.len() as u64);
         let k = self.k;
@@ -769,8 +815,8 @@ impl StreamingAudit {
             if self.head.len() < 2 * k {
                 self.head.push(HeadRow {
                     row: row_base + j as u64,
-                    source: sorted(r.source),
-                    target: sorted(r.target),
+                    source: sorted(r.source.clone()),
+                    target: sorted(r.target.clone()),
                 });
             }
         }
