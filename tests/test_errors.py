@@ -93,6 +93,13 @@ def test_lone_surrogates_name_the_item(strategy: str) -> None:
         find_exposures(train, train, ["a"], [["x", "y\udfff"]], config=config)
 
 
+def test_core_takes_no_bare_string_for_a_list() -> None:
+    from tame_mt_metric import _core
+
+    with pytest.raises(InvalidOptionError, match="texts: expected a list of strings, got str"):
+        _core.count_grams("abc", [3])  # type: ignore[arg-type]
+
+
 def test_feeds_name_the_global_row() -> None:
     audit = StreamingAudit(["a"], ["x"])
     audit.feed(["a", "b"], ["x", "y"], row_base=0)

@@ -51,6 +51,12 @@ fn to_py(err: Error) -> PyErr {
 /// `argument[start + i]` in errors: one that is not a string, or not valid
 /// Unicode (a lone surrogate has no UTF-8), is an `InputTextError`.
 fn texts(argument: &str, items: &Bound<'_, PyAny>, start: u64) -> PyResult<Vec<PyBackedStr>> {
+    if items.is_instance_of::<PyString>() {
+        return Err(to_py(invalid(
+            argument,
+            "expected a list of strings, got str",
+        )));
+    }
     items
         .try_iter()?
         .zip(start..)
