@@ -174,9 +174,11 @@ def child(
         result_path.write_text(json.dumps(out))
         return
 
+    import tame_mt_core
+
     import tame_mt_metric as tm
 
-    core = Path(tm._core.__file__)
+    core = next(Path(tame_mt_core.__file__).parent.glob("tame_mt_core*.so"))
     out["package"] = {"version": tm.__version__, "core": core.name, "mtime": core.stat().st_mtime}
     train_src = read_lines(folder / "train.src")
     train_tgt = read_lines(folder / "train.tgt")

@@ -7,13 +7,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tame_mt_metric._version import __version__, check_core
+
+# Before any module that imports the compiled core: a missing or mismatched
+# core is one clear CoreImportError, not a failure deep in some import.
+check_core()
+
+from tame_mt_core import __version__ as core_version
+
 from tame_mt_metric import reference
-from tame_mt_metric._core import __version__ as core_version
-from tame_mt_metric._version import __version__
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.errors import (
     CacheWarning,
+    CoreImportError,
     EmptyCorpusError,
     EmptyTestSetError,
     IndexFileError,
@@ -53,6 +60,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "LOADING_SCRIPT",
     "CacheWarning",
+    "CoreImportError",
     "EmptyCorpusError",
     "EmptyTestSetError",
     "Exposures",

@@ -18,9 +18,9 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import tame_mt_core as _core
 from filelock import FileLock
 
-from tame_mt_metric import _core
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.digest import digest

@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from tame_mt_metric import _core
+import tame_mt_core as _core
+
 from tame_mt_metric.errors import (
     EmptyCorpusError,
     InputTextError,

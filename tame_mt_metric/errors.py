@@ -5,6 +5,7 @@ from __future__ import annotations
 
 __all__ = [
     "CacheWarning",
+    "CoreImportError",
     "EmptyCorpusError",
     "EmptyTestSetError",
     "IndexFileError",
@@ -20,6 +21,11 @@ __all__ = [
 
 class TameError(Exception):
     """Root of every error raised by tame_mt_metric."""
+
+
+class CoreImportError(TameError, ImportError):
+    """The compiled core (the ``tame-mt-core`` distribution) is not installed, or
+    is of another version than this package needs."""
 
 
 class InvalidOptionError(TameError, ValueError):

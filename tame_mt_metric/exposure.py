@@ -9,7 +9,8 @@ from fractions import Fraction
 from itertools import islice
 from typing import Any
 
-from tame_mt_metric import _core
+import tame_mt_core as _core
+
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.errors import EmptyCorpusError
 from tame_mt_metric.inputs import (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tame_mt_metric import _core
+import tame_mt_core as _core
+
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.inputs import check_texts
 

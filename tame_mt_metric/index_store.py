@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import tame_mt_core as _core
 
-from tame_mt_metric import _core
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.errors import IndexFileError
 from tame_mt_metric.exposure import TrainingIndex

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from tame_mt_metric._core import __version__ as core_version
+from tame_mt_core import __version__ as core_version
+
 from tame_mt_metric._version import __version__
 from tame_mt_metric.audit import Audit, run_audit
 from tame_mt_metric.cache import CacheOptions

@@ -20,8 +20,8 @@ from itertools import islice
 from pathlib import Path
 
 import pyarrow as pa
+import tame_mt_core as _core
 
-from tame_mt_metric import _core
 from tame_mt_metric._version import __version__
 from tame_mt_metric.config import RetrievalConfig
 from tame_mt_metric.digest import digest

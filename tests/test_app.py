@@ -1,7 +1,13 @@
 """The Space demo for real: ``app.py`` runs on localhost and headless Chromium
 (Debian's chromium and chromedriver, driven by Selenium) scores the bundled
 example; the numbers on the page equal ``compute()``'s. A failed upload shows
-a readable message. The screenshot goes to $TAME_MT_SCREENSHOT when set."""
+a readable message. The screenshot goes to $TAME_MT_SCREENSHOT when set.
+
+By default the app runs from this checkout with this interpreter;
+$TAME_MT_SPACE_DIR and $TAME_MT_SPACE_PYTHON run it instead from another copy
+of the repository with another interpreter (``.ci/check-space``: a clean copy
+and a fresh environment built from requirements.txt, as the Hub builds a
+Space)."""
 
 from __future__ import annotations
 
@@ -25,6 +31,8 @@ import tame_mt_metric
 from tame_mt_metric.space import HEADLINE, PERCENT, example_inputs
 
 REPO = Path(__file__).resolve().parent.parent
+SPACE = Path(os.environ.get("TAME_MT_SPACE_DIR", REPO))
+SPACE_PYTHON = os.environ.get("TAME_MT_SPACE_PYTHON", sys.executable)
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 
@@ -45,8 +53,8 @@ def url() -> Iterator[str]:
         "GRADIO_ANALYTICS_ENABLED": "False",
     }
     app = subprocess.Popen(
-        [sys.executable, str(REPO / "app.py")],
-        cwd=REPO,
+        [SPACE_PYTHON, "app.py"],
+        cwd=SPACE,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -94,7 +94,7 @@ def test_lone_surrogates_name_the_item(strategy: str) -> None:
 
 
 def test_core_takes_no_bare_string_for_a_list() -> None:
-    from tame_mt_metric import _core
+    import tame_mt_core as _core
 
     with pytest.raises(InvalidOptionError, match="texts: expected a list of strings, got str"):
         _core.count_grams("abc", [3])  # type: ignore[arg-type]

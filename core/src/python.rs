@@ -1,4 +1,4 @@
-//! The Python bindings (`tame_mt_metric._core`): a thin layer that converts
+//! The Python bindings (the module `tame_mt_core`): a thin layer that converts
 //! arguments, releases the GIL for corpus-sized work, polls for Ctrl-C
 //! between blocks, and turns core errors into the package's typed
 //! exceptions. No algorithm lives here.
@@ -35,6 +35,8 @@ fn to_py(err: Error) -> PyErr {
             Error::CorruptIndex { .. } => "IndexFileError",
             Error::Interrupted => unreachable!(),
         };
+        // The typed exceptions belong to the metric package, in a module that
+        // imports nothing compiled; without that package a plain ValueError.
         let message = err.to_string();
         match py
             .import("tame_mt_metric.errors")
@@ -42,7 +44,7 @@ fn to_py(err: Error) -> PyErr {
             .and_then(|cls| cls.call1((message.clone(),)))
         {
             Ok(exc) => PyErr::from_value(exc),
-            Err(e) => e,
+            Err(_) => PyValueError::new_err(message),
         }
     })
 }
@@ -205,7 +207,7 @@ fn exposures_to_dict<'py>(py: Python<'py>, exposures: &[Exposure]) -> PyResult<B
 }
 
 /// One test set audited against training pairs streamed in blocks.
-#[pyclass(name = "StreamingAudit", module = "tame_mt_metric._core")]
+#[pyclass(name = "StreamingAudit", module = "tame_mt_core")]
 struct PyStreamingAudit {
     inner: StreamingAudit,
 }
@@ -274,7 +276,7 @@ impl PyStreamingAudit {
 }
 
 /// A reusable index of a training corpus.
-#[pyclass(name = "TrainingIndex", module = "tame_mt_metric._core")]
+#[pyclass(name = "TrainingIndex", module = "tame_mt_core")]
 struct PyTrainingIndex {
     inner: TrainingIndex,
 }
@@ -417,7 +419,7 @@ impl PyTrainingIndex {
 }
 
 /// A content fingerprint of a parallel corpus, fed in blocks.
-#[pyclass(name = "CorpusFingerprint", module = "tame_mt_metric._core")]
+#[pyclass(name = "CorpusFingerprint", module = "tame_mt_core")]
 #[derive(Default)]
 struct PyCorpusFingerprint {
     inner: Fingerprint,
@@ -478,7 +480,7 @@ impl PyCorpusFingerprint {
 }
 
 #[pymodule]
-#[pyo3(name = "_core")]
+#[pyo3(name = "tame_mt_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(grams, m)?)?;

@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+from pathlib import Path
 
 import sacrebleu
+import tame_mt_core as _core
 
-from tame_mt_metric import _core
 from tame_mt_metric._version import __version__
 from tame_mt_metric.cache import cache_root, list_entries
 from tame_mt_metric.config import RetrievalConfig
@@ -22,7 +23,8 @@ __all__ = ["register"]
 def _doctor(args: argparse.Namespace) -> int:
     threads = RetrievalConfig().resolved_threads() or os.cpu_count()
     entries = list_entries()
-    print(f"tame-mt-metric {__version__}, core {_core.__version__} ({_core.__file__})")
+    core_folder = Path(_core.__file__).parent
+    print(f"tame-mt-metric {__version__}, core {_core.__version__} (tame-mt-core, {core_folder})")
     print(f"python {platform.python_version()}, sacrebleu {sacrebleu.__version__}")
     print(f"index format {_core.INDEX_FORMAT_VERSION}; threads {threads}")
     print(
