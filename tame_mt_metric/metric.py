@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import datasets
@@ -11,7 +12,9 @@ import evaluate
 
 from tame_mt_metric.cache import CacheOptions
 from tame_mt_metric.corpus import TrainingCorpus
-from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.digest import digest
+from tame_mt_metric.errors import EmptyTestSetError, InvalidOptionError, MisalignedInputError
+from tame_mt_metric.inputs import check_aligned, check_texts
 from tame_mt_metric.scoring import check_test_set, score_tame
 from tame_mt_metric.tame_config import TameConfig
 
@@ -42,7 +45,9 @@ Args:
     predictions (list of str): system translations.
     references (list of str, or list of lists of str): one reference per
         prediction, or the same number of references for every prediction.
-    sources (list of str): the test sources.
+    sources (list of str): the test sources, unless given at load time (then
+        they may be given again only if equal, item for item, to those of the
+        predictions of the call).
     train: the training corpus, unless given at load time: a ``datasets.Dataset``
         with ``source``/``target`` columns (names set by ``source_column`` and
         ``target_column`` at load time, or a ``translation`` column with
@@ -52,8 +57,11 @@ Args:
     include_neighbor_text (bool): put the neighbours' training text in
         ``segments``. Default False.
 
-Load-time options (``evaluate.load("tame_mt", **options)``): ``train``,
-``source_column``, ``target_column``, ``source_lang``, ``target_lang``; the cache
+Load-time options (``evaluate.load("tame_mt", **options)``): ``train``;
+``sources`` (the test sources, in order: ``compute`` and ``add_batch`` then
+take predictions and references alone, as ``evaluate.combine`` passes them,
+and the predictions must number as many as the sources); ``source_column``,
+``target_column``, ``source_lang``, ``target_lang``; the cache
 (``tame_cache_dir``, default ``HF_DATASETS_CACHE/tame_mt``; ``train_key``, a name
 for the corpus instead of its content hash; ``use_cache``, default True); and the
 report settings ``ngram_orders`` (3,4,5), ``lowercase``, ``strip_diacritics``,
@@ -84,6 +92,11 @@ Examples:
     (1, True)
     >>> out["signature"].split("|")[:2]
     ['tame-mt-metric', 'v:0.1.0']
+    >>> fixed = tame_mt_metric.load(train=train, sources=["the house is small"],
+    ...                             keep_in_memory=True)
+    >>> fixed.compute(predictions=["das Haus ist klein"],
+    ...               references=["das Haus ist klein"])["bin/source_exact/count"]
+    1
 """
 
 _BASE_OPTIONS = frozenset(inspect.signature(evaluate.EvaluationModule.__init__).parameters) - {
@@ -102,6 +115,7 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
     def __init__(
         self,
         train: object = None,
+        sources: Sequence[str] | None = None,
         source_column: str = "source",
         target_column: str = "target",
         source_lang: str | None = None,
@@ -122,6 +136,19 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
             "target_lang": target_lang,
         }
         self.train = None if train is None else self._corpus(train)
+        self.sources: list[str] | None = None
+        self.sources_digest: str | None = None
+        if sources is not None:
+            self.sources = check_texts("sources", sources)
+            if not self.sources:
+                raise EmptyTestSetError("sources: the test set is empty")
+            if base.get("num_process", 1) != 1:
+                raise InvalidOptionError(
+                    "sources: load-time sources are matched to the predictions in the "
+                    "order they are added, which needs num_process=1; give sources= "
+                    "with each batch instead"
+                )
+            self.sources_digest = digest(self.sources)
         self._checked_items = 0
         super().__init__(**base)
 
@@ -138,25 +165,65 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         return corpus
 
     def _info(self) -> evaluate.MetricInfo:
+        # With load-time sources the features are predictions and references
+        # alone: evaluate.combine hands each metric only its features.
         string = datasets.Value("string")
+        sources = {} if self.sources is not None else {"sources": string}
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=[
                 datasets.Features(
-                    {"predictions": string, "references": datasets.List(string), "sources": string}
+                    {"predictions": string, "references": datasets.List(string), **sources}
                 ),
-                datasets.Features({"predictions": string, "references": string, "sources": string}),
+                datasets.Features({"predictions": string, "references": string, **sources}),
             ],
             reference_urls=["https://github.com/hunterschep/TAME-MT"],
         )
 
+    def _loaded_sources(self, given: object, count: int, start: int) -> list[str]:
+        """The load-time sources of items ``start`` to ``start + count``; sources
+        given with those items must be the same texts (compared by digest)."""
+        assert self.sources is not None and self.sources_digest is not None
+        total = len(self.sources)
+        if start + count > total:
+            raise MisalignedInputError(
+                f"predictions reach item {start + count} but the sources given at load "
+                f"time have {total} items"
+            )
+        expected = self.sources[start : start + count]
+        if given is not None:
+            texts = check_texts("sources", given, start)
+            check_aligned("predictions", expected, "sources", texts)
+            whole = start == 0 and count == total
+            loaded = self.sources_digest if whole else digest(expected)
+            if digest(texts) != loaded:
+                first = next(
+                    i for i, (a, b) in enumerate(zip(texts, expected, strict=True)) if a != b
+                )
+                raise MisalignedInputError(
+                    f"sources[{start + first}] differs from the sources given at load time "
+                    f"(digest {digest(texts)}, at load time {loaded}); give the test "
+                    "sources at load time or per call, not different ones"
+                )
+        return expected
+
+    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
+        """One item: checked and numbered like a batch of one."""
+        # evaluate.combine's add() passes the plural names, as evaluate's own add() allows
+        item = {"predictions": prediction, "references": reference, **kwargs}
+        self.add_batch(**{name: [value] for name, value in item.items()})
+
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Checked like ``compute``'s inputs (items numbered across batches)."""
-        preds, _, _ = check_test_set(
-            predictions, references, kwargs.get("sources"), self._checked_items
-        )
+        start = self._checked_items
+        if self.sources is None:
+            sources = kwargs.get("sources")
+        else:
+            count = len(check_texts("predictions", predictions, start))
+            sources = self._loaded_sources(kwargs.pop("sources", None), count, start)
+        preds, _, _ = check_test_set(predictions, references, sources, start)
         self._checked_items += len(preds)
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
@@ -179,7 +246,9 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
                 raise InvalidOptionError(
                     "train: no training corpus; give train= to evaluate.load() or to compute()"
                 )
-            if predictions is not None or references is not None:
+            if self.sources is not None:
+                self._check_against_loaded(predictions, references, kwargs.pop("sources", None))
+            elif predictions is not None or references is not None:
                 check_test_set(predictions, references, kwargs.get("sources"))
             out: dict[str, Any] | None = super().compute(
                 predictions=predictions, references=references, **kwargs
@@ -190,6 +259,33 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
             raise
         finally:
             self._checked_items = 0
+
+    def _check_against_loaded(self, predictions: Any, references: Any, given: object) -> None:
+        """With load-time sources: the items added so far and those of this call
+        are the whole test set, and sources given here are the same texts."""
+        assert self.sources is not None
+        start = self._checked_items
+        count = 0
+        if predictions is not None or references is not None:
+            count = len(check_texts("predictions", predictions, start))
+        if start + count == 0:
+            raise EmptyTestSetError("predictions: the test set is empty")
+        if start + count != len(self.sources):
+            added = f" ({start} added before this call)" if start else ""
+            raise MisalignedInputError(
+                f"predictions has {start + count} items{added} but the sources given at "
+                f"load time have {len(self.sources)}"
+            )
+        if count:
+            sources = self._loaded_sources(given, count, start)
+            check_test_set(predictions, references, sources, start)
+        elif given is not None:
+            raise InvalidOptionError("sources: given without predictions")
+
+    def discard_pending(self) -> None:
+        """Drop the items added so far (an evaluation given up half way)."""
+        self._discard_pending()
+        self._checked_items = 0
 
     def _discard_pending(self) -> None:
         """Drop rows added so far: close the writer, remove cache files, release locks."""
@@ -217,13 +313,14 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         self,
         predictions: list[str],
         references: list[str] | list[list[str]],
-        sources: list[str],
+        sources: list[str] | None = None,
         train: TrainingCorpus | None = None,
         return_report: bool = False,
         include_neighbor_text: bool = False,
     ) -> dict[str, Any]:
         corpus = train if train is not None else self.train
-        assert corpus is not None  # checked in compute()
+        sources = sources if sources is not None else self.sources
+        assert corpus is not None and sources is not None  # checked in compute()
         result = score_tame(
             corpus,
             predictions,

@@ -243,6 +243,118 @@ def test_combine_passes_the_corpus_given_at_load_time(tmp_path: Path) -> None:
     assert "tame_mt_1_chrf" in out
 
 
+# A metric of predictions and references only, as most evaluate metrics are
+# (sacrebleu, chrf, ...), written here since those are fetched from the Hub.
+WORDS_MATCH = """
+import datasets
+import evaluate
+
+
+class WordsMatch(evaluate.Metric):
+    def _info(self):
+        string = datasets.Value("string")
+        return evaluate.MetricInfo(
+            description="share of exact matches",
+            citation="",
+            features=datasets.Features({"predictions": string, "references": string}),
+        )
+
+    def _compute(self, predictions, references):
+        return {"exact_match": sum(map(str.__eq__, predictions, references)) / len(predictions)}
+"""
+
+
+def _words_match(tmp_path: Path) -> Any:
+    script = tmp_path / "words_match.py"
+    script.write_text(WORDS_MATCH, encoding="utf-8")
+    return evaluate.load(str(script), keep_in_memory=True)
+
+
+def test_combine_with_a_predictions_and_references_metric_takes_sources_at_load_time(
+    tmp_path: Path, example: dict[str, list[str]]
+) -> None:
+    test = _test_set(example, 40)
+    train = {"source": example["train_sources"], "target": example["train_targets"]}
+    per_call = _metric(tmp_path / "a", train=train).compute(**test)
+    tame = _metric(tmp_path / "b", train=train, sources=test["sources"])
+    assert "sources" not in tame._feature_names()
+    combined = evaluate.combine([tame, _words_match(tmp_path)])
+    out = combined.compute(predictions=test["predictions"], references=test["references"])
+    assert _same({k: v for k, v in out.items() if k != "exact_match"}, per_call)
+    assert out["exact_match"] == 0.0
+    combined.add_batch(predictions=test["predictions"][:30], references=test["references"][:30])
+    for prediction, reference in zip(
+        test["predictions"][30:], test["references"][30:], strict=True
+    ):
+        combined.add(prediction=prediction, reference=reference)
+    assert _same(combined.compute(), out)
+    # Sources given per call reach every metric, and one that takes only
+    # predictions and references refuses them.
+    per_call_tame = _metric(tmp_path / "c", train=train)
+    with pytest.raises(TypeError, match="sources"):
+        evaluate.combine([per_call_tame, _words_match(tmp_path)]).compute(**test)
+    assert _cache_files(tmp_path) == []
+
+
+def test_sources_given_at_load_time_are_checked_against_every_call(
+    tmp_path: Path, example: dict[str, list[str]]
+) -> None:
+    test = _test_set(example, 6)
+    train = {"source": example["train_sources"], "target": example["train_targets"]}
+    metric = _metric(tmp_path, train=train, sources=test["sources"])
+    assert metric.sources_digest is not None
+    out = metric.compute(predictions=test["predictions"], references=test["references"])
+    assert _same(metric.compute(**test), out)  # the same sources again: allowed
+    changed = [*test["sources"][:4], "another sentence", test["sources"][5]]
+    refused: list[tuple[dict[str, Any], str]] = [
+        ({"sources": changed}, r"sources\[4\] differs from the sources given at load time"),
+        ({"sources": test["sources"][:5]}, "predictions has 6 items but sources has 5"),
+        (
+            {"predictions": test["predictions"][:5], "references": test["references"][:5]},
+            "predictions has 5 items but the sources given at load time have 6",
+        ),
+        (
+            {"predictions": test["predictions"] * 2, "references": test["references"] * 2},
+            "predictions has 12 items but the sources given at load time have 6",
+        ),
+    ]
+    for change, message in refused:
+        with pytest.raises(MisalignedInputError, match=message):
+            metric.compute(**{**test, **change})
+    metric.add_batch(predictions=test["predictions"][:4], references=test["references"][:4])
+    with pytest.raises(MisalignedInputError, match=r"sources\[5\] differs"):
+        metric.add_batch(
+            predictions=test["predictions"][4:],
+            references=test["references"][4:],
+            sources=[test["sources"][4], "x"],
+        )
+    with pytest.raises(MisalignedInputError, match="predictions reach item 7"):
+        metric.add_batch(predictions=["a"] * 3, references=["b"] * 3)
+    with pytest.raises(MisalignedInputError, match=r"has 4 items \(4 added before this call\)"):
+        metric.compute()
+    assert _cache_files(tmp_path) == []
+    metric.add_batch(predictions=test["predictions"][:4], references=test["references"][:4])
+    last = {k: v[4:] for k, v in test.items()}
+    assert _same(metric.compute(**last), out)  # sources of the call's items: allowed
+    assert _cache_files(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"sources": []}, EmptyTestSetError, "sources: the test set is empty"),
+        ({"sources": "a sentence"}, InputTextError, "sources: expected a list of strings"),
+        ({"sources": ["a", None]}, InputTextError, r"sources\[1\]: expected a string"),
+        ({"sources": ["a"], "num_process": 2}, InvalidOptionError, "needs num_process=1"),
+    ],
+)
+def test_load_time_sources_are_a_checked_text_list(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        tame_mt_metric.load(**options)
+
+
 def _run(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
