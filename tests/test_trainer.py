@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import EvalPrediction, PreTrainedTokenizerFast
 
@@ -125,7 +126,61 @@ def test_missing_sources_are_named(
         short(_prediction(tokenizer, data))
 
 
+def test_an_evaluation_given_up_half_way_leaves_nothing_behind(
+    tokenizer: PreTrainedTokenizerFast, data: dict[str, list[str]]
+) -> None:
+    train = {"source": data["train_sources"], "target": data["train_targets"]}
+    expected = _expected(data)
+    del expected["signature"]
+    metric = tame_mt_metric.load(train=train, sources=data["test_sources"], keep_in_memory=True)
+    compute = tame_compute_metrics(tokenizer, metric=metric)
+    parts = [
+        {k: v[start : start + 25] for k, v in data.items() if not k.startswith("train")}
+        for start in range(0, N, 25)
+    ]
+    compute(_prediction(tokenizer, parts[0]), compute_result=False)
+    broken = _prediction(tokenizer, parts[1])
+    broken.predictions = np.zeros((25, 4, 7), dtype=np.float32)
+    with pytest.raises(InvalidOptionError, match="token ids"):
+        compute(broken, compute_result=False)
+    for i, part in enumerate(parts):  # the next evaluation, whole
+        out = compute(_prediction(tokenizer, part), compute_result=i == len(parts) - 1)
+    assert _same(out, expected)
+
+
+def test_logits_are_refused_with_the_way_to_ids(
+    tokenizer: PreTrainedTokenizerFast, data: dict[str, list[str]]
+) -> None:
+    compute = tame_compute_metrics(tokenizer, train={"source": ["a"], "target": ["b"]})
+    prediction = _prediction(tokenizer, data)
+    prediction.predictions = np.zeros((N, 4, 7), dtype=np.float32)
+    with pytest.raises(InvalidOptionError, match="predict_with_generate"):
+        compute(prediction)
+
+
 def test_the_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     runpy.run_path(str(REPO / "examples" / "trainer_compute_metrics.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "eval_tm_bleu" in out and "signature: tame-mt-metric|" in out
+
+
+def test_batch_dict_inputs_are_decoded(
+    tokenizer: PreTrainedTokenizerFast, data: dict[str, list[str]]
+) -> None:
+    """With batch_eval_metrics=True, Trainer passes each batch's input dict (as
+    tensors) where the gathered input ids would be."""
+    train = {"source": data["train_sources"], "target": data["train_targets"]}
+    expected = _expected(data)
+    del expected["signature"]
+    compute = tame_compute_metrics(tokenizer, train=train)
+    for start in range(0, N, 25):
+        part = {k: v[start : start + 25] for k, v in data.items() if not k.startswith("train")}
+        prediction = _prediction(tokenizer, part)
+        ids = torch.as_tensor(prediction.inputs)
+        # EvalPrediction annotates inputs as arrays; Trainer passes the batch dict here
+        prediction.inputs = {"input_ids": ids, "attention_mask": ids != 0}  # type: ignore[assignment]
+        out = compute(prediction, compute_result=start + 25 >= N)
+    assert _same(out, expected)
+    prediction.inputs = {"attention_mask": ids}  # type: ignore[assignment]
+    with pytest.raises(InvalidOptionError, match="no 'input_ids'"):
+        compute(prediction)
