@@ -1,19 +1,31 @@
-"""``compute_metrics`` for Trainer, fed ``transformers.EvalPrediction`` objects
-shaped as Trainer makes them after gathering: right-padded id matrices, with
--100 in the labels and in the padding added between gathered batches."""
+"""``compute_metrics`` for Trainer: fed ``transformers.EvalPrediction`` objects
+shaped as Trainer makes them after gathering (right-padded id matrices, with
+-100 in the labels and in the padding added between gathered batches), and run
+by a real ``Seq2SeqTrainer`` (a tiny T5 built from a config, on the CPU)."""
 
 from __future__ import annotations
 
 import math
 import runpy
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import datasets
 import numpy as np
 import pytest
 import torch
-from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import EvalPrediction, PreTrainedTokenizerFast
+from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+from transformers import (
+    DataCollatorForSeq2Seq,
+    EvalPrediction,
+    PreTrainedTokenizerFast,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+    T5Config,
+    T5ForConditionalGeneration,
+    set_seed,
+)
 
 import tame_mt_metric
 from tame_mt_metric import InvalidOptionError
@@ -184,3 +196,148 @@ def test_batch_dict_inputs_are_decoded(
     prediction.inputs = {"attention_mask": ids}  # type: ignore[assignment]
     with pytest.raises(InvalidOptionError, match="no 'input_ids'"):
         compute(prediction)
+
+
+# A real Seq2SeqTrainer: a tiny randomly initialised T5 trained for two steps on
+# the CPU, evaluated after each; nothing is downloaded.
+EVAL_ITEMS = 24
+MODEL_TRAIN_ITEMS = 32
+TRAINER_KEYS = {"eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second"}
+
+
+@pytest.fixture(scope="module")
+def seq2seq() -> dict[str, Any]:
+    """A word-level tokenizer trained on the bundled Bible data, the tokenized
+    training and evaluation sets, and the raw evaluation texts."""
+    d = example_corpus()
+    sources, references = d["test_sources"][:EVAL_ITEMS], d["references"][:EVAL_ITEMS]
+    train_sources = d["train_sources"][:MODEL_TRAIN_ITEMS]
+    train_targets = d["train_targets"][:MODEL_TRAIN_ITEMS]
+    core = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    core.train_from_iterator(
+        sources + references + train_sources + train_targets,
+        trainers.WordLevelTrainer(special_tokens=["<pad>", "</s>", "<unk>"]),
+    )
+    core.post_processor = processors.TemplateProcessing(
+        single="$A </s>", special_tokens=[("</s>", 1)]
+    )
+    tokenizer = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
+        tokenizer_object=core, pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
+    )
+    for texts in (sources, references):  # decoding gives the texts back
+        assert tokenizer.batch_decode(tokenizer(texts)["input_ids"], skip_special_tokens=True) == (
+            texts
+        )
+
+    def tokenized(src: list[str], tgt: list[str]) -> datasets.Dataset:
+        encoded = dict(tokenizer(src))
+        encoded["labels"] = tokenizer(tgt)["input_ids"]
+        return datasets.Dataset.from_dict(encoded)
+
+    return {
+        "tokenizer": tokenizer,
+        "train_set": tokenized(train_sources, train_targets),
+        "eval_set": tokenized(sources, references),
+        "sources": sources,
+        "references": references,
+        "train": {"source": d["train_sources"], "target": d["train_targets"]},
+    }
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """A model this small runs no faster on more threads, and torch's threads
+    slow down many times over when another process holds one of few cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _tiny_t5(tokenizer: PreTrainedTokenizerFast) -> T5ForConditionalGeneration:
+    set_seed(0)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=2,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    config.decoder_start_token_id = tokenizer.pad_token_id  # T5's convention
+    return T5ForConditionalGeneration(config)
+
+
+@pytest.mark.parametrize("batch_eval_metrics", [False, True], ids=["gathered", "batched"])
+@pytest.mark.parametrize("sources_from", ["argument", "inputs", "load_time"])
+@pytest.mark.usefixtures("one_torch_thread")
+def test_a_real_seq2seq_trainer_logs_what_compute_returns(
+    tmp_path: Path, seq2seq: dict[str, Any], sources_from: str, batch_eval_metrics: bool
+) -> None:
+    tokenizer: PreTrainedTokenizerFast = seq2seq["tokenizer"]
+    train, sources = seq2seq["train"], seq2seq["sources"]
+    if sources_from == "argument":
+        compute_metrics = tame_compute_metrics(tokenizer, train=train, sources=sources)
+    elif sources_from == "inputs":
+        compute_metrics = tame_compute_metrics(tokenizer, train=train)
+    else:
+        metric = tame_mt_metric.load(train=train, sources=sources, keep_in_memory=True)
+        compute_metrics = tame_compute_metrics(tokenizer, metric=metric)
+    model = _tiny_t5(tokenizer)
+    args = Seq2SeqTrainingArguments(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        eval_strategy="steps",
+        eval_steps=1,
+        save_strategy="no",
+        per_device_train_batch_size=8,
+        per_device_eval_batch_size=8,  # three evaluation batches
+        predict_with_generate=True,
+        generation_max_length=12,
+        batch_eval_metrics=batch_eval_metrics,
+        include_for_metrics=["inputs"] if sources_from == "inputs" else [],
+        use_cpu=True,
+        report_to=[],
+        disable_tqdm=True,
+    )
+    trainer = Seq2SeqTrainer(
+        model=model,
+        args=args,
+        train_dataset=seq2seq["train_set"],
+        eval_dataset=seq2seq["eval_set"],
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+        compute_metrics=compute_metrics,
+    )
+    trainer.train()
+    logged = [entry for entry in trainer.state.log_history if "eval_loss" in entry]
+    assert [entry["step"] for entry in logged] == [1, 2]
+
+    # What the final model generates, decoded here, scored by a direct compute().
+    predicted = trainer.predict(seq2seq["eval_set"])
+    assert predicted.metrics is not None
+    ids = np.asarray(predicted.predictions)
+    decoded = tokenizer.batch_decode(
+        np.where(ids < 0, tokenizer.pad_token_id, ids), skip_special_tokens=True
+    )
+    direct = tame_mt_metric.load(train=train, keep_in_memory=True).compute(
+        predictions=[t.strip() for t in decoded],
+        references=seq2seq["references"],
+        sources=sources,
+    )
+    assert direct["signature"] == compute_metrics.signature
+    expected = {f"eval_{k}": v for k, v in direct.items() if k != "signature"}
+    for entry in logged:
+        evaluated = {k for k in entry if k.startswith("eval_")}
+        assert evaluated == set(expected) | TRAINER_KEYS and len(evaluated) == 43
+    final = {k: v for k, v in logged[-1].items() if k in expected}
+    assert _same(final, expected)  # the logged numbers are the returned ones, unrounded
+    assert _same(
+        {k.removeprefix("test_"): v for k, v in predicted.metrics.items() if k != "test_loss"},
+        {k.removeprefix("eval_"): v for k, v in expected.items()}
+        | {k: predicted.metrics[f"test_{k}"] for k in ("runtime", "samples_per_second")}
+        | {"steps_per_second": predicted.metrics["test_steps_per_second"]},
+    )
