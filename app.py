@@ -11,8 +11,8 @@ import gradio as gr
 import pandas as pd
 
 from tame_mt_metric.errors import TameError
+from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.space import EXAMPLE, example_inputs, run, uploaded_inputs
-from tame_mt_metric.tame_config import TameConfig
 
 UPLOAD = "My own files (plain text or .gz, one sentence per line)"
 

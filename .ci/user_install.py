@@ -18,7 +18,7 @@ import evaluate
 import tame_mt_core
 
 import tame_mt_metric
-from tame_mt_metric.inputs import read_lines
+from tame_mt_metric.retrieval.inputs import read_lines
 from tame_mt_metric.space import simulated_system
 
 for tool in ("cargo", "rustc"):

@@ -3,7 +3,7 @@
 Every stage runs in its own child process (wall, CPU, peak RSS of that child):
 
 - build: read the training files, build the index and write it to the cache
-  (`tame_mt_metric.cache.cached_index`); index files' size;
+  (`tame_mt_metric.cache.entries.cached_index`); index files' size;
 - load: open the cached index (memory map, checksums and invariants); resident
   memory before and after, from /proc/self/status;
 - query: open the cached index and audit the 2k test items with it;
@@ -49,8 +49,8 @@ def _degrade(text: str) -> str:
 
 def child(stage: str, folder: Path, cache_dir: Path, result: Path) -> None:
     import tame_mt_metric as tm
-    from tame_mt_metric.cache import CacheOptions, cached_index, list_entries
-    from tame_mt_metric.index_store import read_index
+    from tame_mt_metric.cache.entries import CacheOptions, cached_index, list_entries
+    from tame_mt_metric.cache.index_files import read_index
 
     out: dict[str, Any] = {}
     cache = CacheOptions(cache_dir=cache_dir, train_key=folder.name)

@@ -19,8 +19,8 @@ from typing import Any
 from bench_retrieval import DATA, DEFAULT_CACHE, prepare, read_lines
 
 from tame_mt_metric import RetrievalConfig, stream_exposures
-from tame_mt_metric.ray_engine import TextFiles, _audit_range
-from tame_mt_metric.shards import iter_text_pairs, merge_partials, shard_ranges
+from tame_mt_metric.scale.ray_engine import TextFiles, _audit_range
+from tame_mt_metric.scale.shards import iter_text_pairs, merge_partials, shard_ranges
 
 
 def _measured(train: Any, start: int, stop: int, test: Any) -> tuple[Any, float, float]:

@@ -20,7 +20,7 @@ word_order=2)``) and sentence BLEU (tokeniser ``zh`` into Chinese, ``13a``
 otherwise), their segment-level Spearman, Pearson and Kendall tau-b with the mean
 DA score (or ``--human z_mean``), and then the direction-level correlation over
 the 7 pairs of the mean DA with corpus chrF++, mean sentence chrF++ and corpus
-BLEU. Intervals are seeded bootstrap percentiles (``tame_mt_metric.correlation``).
+BLEU. Intervals are seeded bootstrap percentiles (``tame_mt_metric.flores.correlation``).
 
     python benchmarks/mlqe_correlation.py                       # test split, 1000 resamples
     python benchmarks/mlqe_correlation.py --split dev --n-bootstrap 200 --json out.json
@@ -45,7 +45,7 @@ from typing import Any
 
 import sacrebleu
 
-from tame_mt_metric.correlation import Correlation, Interval, correlate, segment_correlation
+from tame_mt_metric.flores.correlation import Correlation, Interval, correlate, segment_correlation
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data"

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
-from tame_mt_metric.inputs import read_lines
+from tame_mt_metric.retrieval.inputs import read_lines
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data"

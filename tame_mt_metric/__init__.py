@@ -7,17 +7,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tame_mt_metric import _moved
 from tame_mt_metric._version import __version__, check_core
 
 # Before any module that imports the compiled core: a missing or mismatched
 # core is one clear CoreImportError, not a failure deep in some import.
 check_core()
+_moved.install()  # the modules' paths before the subpackages still import
 
 from tame_mt_core import __version__ as core_version
 
-from tame_mt_metric import reference
-from tame_mt_metric.config import RetrievalConfig
-from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.errors import (
     CacheWarning,
     CoreImportError,
@@ -30,7 +29,12 @@ from tame_mt_metric.errors import (
     MissingColumnError,
     TameError,
 )
-from tame_mt_metric.exposure import (
+from tame_mt_metric.loading import LOADING_SCRIPT, load
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.retrieval import reference
+from tame_mt_metric.retrieval.config import RetrievalConfig
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.exposure import (
     Exposures,
     ItemExposure,
     Neighbour,
@@ -39,21 +43,19 @@ from tame_mt_metric.exposure import (
     find_exposures,
     stream_exposures,
 )
-from tame_mt_metric.grams import count_grams, grams, normalize
-from tame_mt_metric.loading import LOADING_SCRIPT, load
-from tame_mt_metric.tame_config import TameConfig
+from tame_mt_metric.retrieval.grams import count_grams, grams, normalize
 
 if TYPE_CHECKING:
-    from tame_mt_metric.scoring import TameResult, score_tame
+    from tame_mt_metric.report.pipeline import TameResult, score_tame
 
 
 def __getattr__(name: str) -> Any:
     # Scoring pulls in sacrebleu and pyarrow: imported on first use only, so
     # that exposure audits start fast.
     if name in ("TameResult", "score_tame"):
-        from tame_mt_metric import scoring
+        from tame_mt_metric.report import pipeline
 
-        return getattr(scoring, name)
+        return getattr(pipeline, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

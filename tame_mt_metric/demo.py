@@ -12,13 +12,13 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from tame_mt_metric.config import STRATEGIES
-from tame_mt_metric.exposure import find_exposures
-from tame_mt_metric.inputs import read_lines
-from tame_mt_metric.quality import Scorers
-from tame_mt_metric.summary import summarize
-from tame_mt_metric.tame_config import TameConfig
-from tame_mt_metric.tm_baseline import tm_hypotheses
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.exposure_summary import summarize
+from tame_mt_metric.report.scores import Scorers
+from tame_mt_metric.report.tm_baseline import tm_hypotheses
+from tame_mt_metric.retrieval.config import STRATEGIES
+from tame_mt_metric.retrieval.exposure import find_exposures
+from tame_mt_metric.retrieval.inputs import read_lines
 
 __all__ = ["example_corpus", "main"]
 

@@ -1,4 +1,5 @@
-"""Loading the metric through ``evaluate`` from the installed package."""
+"""``load()``: ``evaluate.load`` of the packaged loading script (``tame_mt.py``),
+so that the metric loads by a function call as well as by name."""
 
 from __future__ import annotations
 

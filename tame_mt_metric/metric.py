@@ -10,13 +10,13 @@ from typing import Any
 import datasets
 import evaluate
 
-from tame_mt_metric.cache import CacheOptions
-from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import EmptyTestSetError, InvalidOptionError, MisalignedInputError
-from tame_mt_metric.inputs import check_aligned, check_texts
-from tame_mt_metric.scoring import check_test_set, score_tame
-from tame_mt_metric.tame_config import TameConfig
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.pipeline import check_test_set, score_tame
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.inputs import check_aligned, check_texts
 
 __all__ = ["TameMT"]
 

@@ -15,12 +15,12 @@ from typing import Any
 
 from rapidfuzz.distance import Indel
 
-from tame_mt_metric.corpus import TrainingCorpus
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.errors import InputTextError
-from tame_mt_metric.inputs import read_lines
-from tame_mt_metric.scoring import TameResult, score_tame
-from tame_mt_metric.tame_config import TameConfig
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.pipeline import TameResult, score_tame
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.inputs import read_lines
 
 __all__ = [
     "EXAMPLE",

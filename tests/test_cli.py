@@ -74,7 +74,7 @@ def _json(path: Path) -> Any:
 
 
 def _api(f: dict[str, Path], hyp: str = "hyp") -> dict[str, Any]:
-    from tame_mt_metric.inputs import read_lines
+    from tame_mt_metric.retrieval.inputs import read_lines
 
     train = TrainingCorpus(read_lines(f["train_src"]), read_lines(f["train_tgt"]))
     return score_tame(
@@ -211,7 +211,7 @@ def test_index_build_inspect_verify_and_score_from_it(files: dict[str, Path]) ->
 def test_training_corpus_from_saved_datasets(files: dict[str, Path]) -> None:
     import datasets
 
-    from tame_mt_metric.inputs import read_lines
+    from tame_mt_metric.retrieval.inputs import read_lines
 
     data = datasets.Dataset.from_dict(
         {"sw": read_lines(files["train_src"]), "zu": read_lines(files["train_tgt"])}

@@ -20,8 +20,8 @@ from tame_mt_metric import (
     find_exposures,
     stream_exposures,
 )
-from tame_mt_metric.inputs import read_lines
-from tame_mt_metric.tame_config import TameConfig
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.retrieval.inputs import read_lines
 
 
 def test_errors_are_value_errors_of_the_package() -> None:

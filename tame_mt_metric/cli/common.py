@@ -18,10 +18,11 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.cache.corpus_file import corpus_of_index
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
-from tame_mt_metric.inputs import read_lines
-from tame_mt_metric.tame_config import METRICS, TameConfig
+from tame_mt_metric.report.config import METRICS, TameConfig
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.inputs import read_lines
 
 __all__ = [
     "Stages",
@@ -127,8 +128,6 @@ def training_corpus(args: argparse.Namespace) -> TrainingCorpus:
             f"--index (got {', '.join(given) or 'none'})"
         )
     if getattr(args, "index", None):
-        from tame_mt_metric.cli.index_files import corpus_of_index
-
         return corpus_of_index(args.index)
     if args.train_dataset:
         if not args.train_dataset.exists():

@@ -12,10 +12,10 @@ import sacrebleu
 import tame_mt_core as _core
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.cache import cache_root, list_entries
-from tame_mt_metric.config import RetrievalConfig
+from tame_mt_metric.cache.entries import cache_root, list_entries
 from tame_mt_metric.errors import MissingModelError
-from tame_mt_metric.spbleu import MODEL_ENV, OFFICIAL_MODELS, find_model
+from tame_mt_metric.report.spbleu import MODEL_ENV, OFFICIAL_MODELS, find_model
+from tame_mt_metric.retrieval.config import RetrievalConfig
 
 __all__ = ["register"]
 

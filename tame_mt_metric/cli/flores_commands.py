@@ -1,5 +1,5 @@
 """``flores eval``, ``flores audit``, ``xsts calibrate``, ``correlate`` and
-``toxicity``: thin wrappers of ``tame_mt_metric.flores``, ``xsts``,
+``toxicity``: thin wrappers of ``tame_mt_metric.flores.protocol``, ``xsts``,
 ``correlation`` and ``toxicity``."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 
 from tame_mt_metric.cli.common import add_report_options, config_from, read_aligned, write_json
-from tame_mt_metric.correlation import correlate
 from tame_mt_metric.errors import InputTextError, InvalidOptionError
-from tame_mt_metric.flores import FLORES_METRICS, contamination, score_directions
-from tame_mt_metric.inputs import read_lines
-from tame_mt_metric.toxicity import added_toxicity
-from tame_mt_metric.xsts import calibrate
+from tame_mt_metric.flores.correlation import correlate
+from tame_mt_metric.flores.protocol import FLORES_METRICS, contamination, score_directions
+from tame_mt_metric.flores.toxicity import added_toxicity
+from tame_mt_metric.flores.xsts import calibrate
+from tame_mt_metric.retrieval.inputs import read_lines
 
 __all__ = ["register"]
 

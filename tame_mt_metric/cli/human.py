@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from tame_mt_metric.report import TameReport
-from tame_mt_metric.summary import ExposureSummary, SideSummary
+from tame_mt_metric.report.document import TameReport
+from tame_mt_metric.report.exposure_summary import ExposureSummary, SideSummary
 
 __all__ = ["render_exposure", "render_report"]
 

@@ -6,24 +6,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import uuid
 from dataclasses import replace
 from pathlib import Path
 
-import pyarrow as pa
-
-from tame_mt_metric.cache import CacheOptions, cached_index, find_cached_index
-from tame_mt_metric.cli.common import Stages, add_train_options, config_from, training_corpus
-from tame_mt_metric.config import RetrievalConfig
-from tame_mt_metric.corpus import TrainingCorpus
+from tame_mt_metric.cache.corpus_file import CORPUS_FILE, corpus_of_index, write_corpus
+from tame_mt_metric.cache.entries import CacheOptions, cached_index, find_cached_index
+from tame_mt_metric.cache.index_files import read_index, read_manifest, write_index
+from tame_mt_metric.cli.common import (
+    Stages,
+    add_report_options,
+    add_train_options,
+    config_from,
+    training_corpus,
+)
 from tame_mt_metric.errors import IndexFileError
-from tame_mt_metric.exposure import TrainingIndex
-from tame_mt_metric.index_store import read_index, read_manifest, write_index
+from tame_mt_metric.retrieval.config import RetrievalConfig
+from tame_mt_metric.retrieval.exposure import TrainingIndex
 
-__all__ = ["CORPUS_FILE", "corpus_of_index", "index_of", "register"]
-
-CORPUS_FILE = "corpus.arrow"
+__all__ = ["index_of", "register"]
 
 
 def retrieval_of(folder: Path) -> RetrievalConfig:
@@ -36,45 +36,6 @@ def retrieval_of(folder: Path) -> RetrievalConfig:
         normalize_punctuation=settings["normalize_punctuation"],
         strategy="indexed",
     )
-
-
-def _write_corpus(folder: Path, corpus: TrainingCorpus) -> None:
-    table = pa.table(
-        {
-            "source": pa.array(corpus.sources, pa.large_string()),
-            "target": pa.array(corpus.targets, pa.large_string()),
-        }
-    ).replace_schema_metadata({"train_fingerprint": corpus.fingerprint})
-    tmp = folder / f".{CORPUS_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        os.replace(tmp, folder / CORPUS_FILE)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def corpus_of_index(folder: Path) -> TrainingCorpus:
-    """The training text stored beside an index by ``index build``."""
-    path = folder / CORPUS_FILE
-    if not path.is_file():
-        raise IndexFileError(
-            f"{folder}: no {CORPUS_FILE}; build it with 'tame-mt-metric index build'"
-        )
-    try:
-        with pa.memory_map(str(path), "r") as source:
-            table = pa.ipc.open_file(source).read_all()
-        corpus = TrainingCorpus(
-            table.column("source").to_pylist(), table.column("target").to_pylist()
-        )
-        expected = (table.schema.metadata or {}).get(b"train_fingerprint", b"").decode()
-    except (OSError, KeyError, pa.ArrowException) as exc:
-        raise IndexFileError(f"{path}: not a readable corpus file ({exc})") from exc
-    if corpus.fingerprint != expected:
-        raise IndexFileError(f"{path}: content differs from its fingerprint")
-    if read_manifest(folder).get("train_rows") != corpus.num_rows:
-        raise IndexFileError(f"{path}: {corpus.num_rows} pairs, the index has another count")
-    return corpus
 
 
 def index_of(folder: Path, threads: int | None = None) -> TrainingIndex:
@@ -102,7 +63,7 @@ def _build(args: argparse.Namespace) -> int:
                 folder,
                 {"train_key": corpus.fingerprint, "train_rows": corpus.num_rows},
             )
-        _write_corpus(folder, corpus)
+        write_corpus(folder, corpus)
     if not args.quiet:
         print(f"index of {corpus.num_rows:,} training pairs in {folder}")
     return 0
@@ -136,8 +97,6 @@ def _verify(args: argparse.Namespace) -> int:
 def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
-    from tame_mt_metric.cli.common import add_report_options
-
     index = sub.add_parser("index", help="build, inspect or verify a training index")
     actions = index.add_subparsers(dest="action", required=True)
     build = actions.add_parser("build", parents=[common], help="index a training corpus")

@@ -24,11 +24,11 @@ from tame_mt_metric.cli.human import render_exposure, render_report
 from tame_mt_metric.cli.index_files import index_of
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
-from tame_mt_metric.exposure import find_exposures
-from tame_mt_metric.report import TameReport
-from tame_mt_metric.scoring import report_from_audit, score_tame
-from tame_mt_metric.summary import summarize
-from tame_mt_metric.tm_baseline import tm_hypotheses
+from tame_mt_metric.report.document import TameReport
+from tame_mt_metric.report.exposure_summary import summarize
+from tame_mt_metric.report.pipeline import report_from_audit, score_tame
+from tame_mt_metric.report.tm_baseline import tm_hypotheses
+from tame_mt_metric.retrieval.exposure import find_exposures
 
 __all__ = ["register"]
 

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.audit import Audit
 from tame_mt_metric.cli.common import write_json, write_jsonl
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InputTextError, MisalignedInputError
-from tame_mt_metric.exposure import Exposures, ItemExposure, Neighbour
-from tame_mt_metric.inputs import iter_lines
-from tame_mt_metric.scoring import TameResult
-from tame_mt_metric.tame_config import TameConfig
+from tame_mt_metric.report.audit import Audit
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.pipeline import TameResult
+from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
+from tame_mt_metric.retrieval.inputs import iter_lines
 
 __all__ = ["SegmentFile", "read_segments", "sidecar_path", "write_segments"]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tame_mt_metric.audit import Audit
 from tame_mt_metric.cli.common import (
     add_output_options,
     add_report_options,
@@ -18,11 +17,12 @@ from tame_mt_metric.cli.common import (
 from tame_mt_metric.cli.human import render_report
 from tame_mt_metric.cli.segments import write_segments
 from tame_mt_metric.errors import InvalidOptionError
-from tame_mt_metric.exposure import Exposures
-from tame_mt_metric.quality import Scorers
-from tame_mt_metric.ray_engine import TextFiles
-from tame_mt_metric.scoring import TameResult, report_from_audit
-from tame_mt_metric.shards import (
+from tame_mt_metric.report.audit import Audit
+from tame_mt_metric.report.pipeline import TameResult, report_from_audit
+from tame_mt_metric.report.scores import Scorers
+from tame_mt_metric.retrieval.exposure import Exposures
+from tame_mt_metric.scale.ray_engine import TextFiles
+from tame_mt_metric.scale.shards import (
     PartialAudit,
     audit_shard,
     iter_text_pairs,

@@ -1,0 +1,218 @@
+"""The project's cache: a folder of its own under the datasets cache
+(``HF_DATASETS_CACHE/tame_mt``; ``TAME_MT_CACHE`` or the ``cache_dir`` option
+moves it) holding training indexes (``index/``) and test-set audits
+(``audit/``), each entry named by its key. Entries are written under a
+temporary name and renamed into place; building one takes a file lock, so
+processes that need the same entry build it once.
+
+    python -m tame_mt_metric.cache list | remove NAME | clear
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import tame_mt_core as _core
+from filelock import FileLock
+
+from tame_mt_metric.cache.index_files import index_settings, read_index, read_manifest, write_index
+from tame_mt_metric.digest import digest
+from tame_mt_metric.errors import CacheWarning, IndexFileError, InvalidOptionError
+from tame_mt_metric.retrieval.config import RetrievalConfig
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.exposure import TrainingIndex
+
+__all__ = [
+    "CACHE_ENV",
+    "CacheEntry",
+    "CacheOptions",
+    "cache_root",
+    "cached_index",
+    "clear",
+    "list_entries",
+    "remove",
+]
+
+CACHE_ENV = "TAME_MT_CACHE"
+KINDS = ("index", "audit")
+BUILDS = {"index": 0}  # indexes built by this process (tests check "built once")
+
+
+@dataclass(frozen=True)
+class CacheOptions:
+    """Where cached entries live, and what names the training corpus.
+
+    cache_dir: the cache folder (default: ``TAME_MT_CACHE``, else
+        ``HF_DATASETS_CACHE/tame_mt``).
+    train_key: names the training corpus instead of its content hash (the
+        caller promises that one key always means the same corpus).
+    enabled: False keeps everything in memory.
+    """
+
+    cache_dir: str | Path | None = None
+    train_key: str | None = None
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        if self.train_key is not None and (
+            not isinstance(self.train_key, str) or not self.train_key.strip()
+        ):
+            raise InvalidOptionError(
+                f"train_key: expected a non-empty string, got {self.train_key!r}"
+            )
+
+    def root(self) -> Path:
+        return cache_root(self.cache_dir)
+
+    def key_of(self, corpus: TrainingCorpus) -> str:
+        return self.train_key or corpus.fingerprint
+
+
+def cache_root(cache_dir: str | Path | None = None) -> Path:
+    if cache_dir is not None:
+        return Path(cache_dir)
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    from datasets import config
+
+    return Path(config.HF_DATASETS_CACHE) / "tame_mt"
+
+
+def _settings_digest(config: RetrievalConfig) -> str:
+    settings = json.dumps(index_settings(config), sort_keys=True)
+    return digest(settings, str(_core.INDEX_FORMAT_VERSION))[:8]
+
+
+def _index_folder(root: Path, train_key: str, config: RetrievalConfig) -> Path:
+    name = f"{digest(train_key)}-{_settings_digest(config)}-v{_core.INDEX_FORMAT_VERSION}"
+    return root / "index" / name
+
+
+def find_cached_index(
+    corpus: TrainingCorpus, config: RetrievalConfig, cache: CacheOptions
+) -> Path | None:
+    folder = _index_folder(cache.root(), cache.key_of(corpus), config)
+    return folder if folder.is_dir() else None
+
+
+def _same_corpus(folder: Path, corpus: TrainingCorpus, cache: CacheOptions) -> None:
+    rows = read_manifest(folder).get("train_rows")
+    if rows != corpus.num_rows:
+        raise InvalidOptionError(
+            f"train_key: {cache.train_key!r} names an index of {rows} training pairs, "
+            f"the corpus has {corpus.num_rows} ({folder})"
+        )
+
+
+def cached_index(
+    corpus: TrainingCorpus, config: RetrievalConfig, cache: CacheOptions | None = None
+) -> TrainingIndex:
+    """The corpus's index from the cache, built and stored once if missing. An
+    entry that fails its checks is rebuilt, with a ``CacheWarning``."""
+    cache = cache or CacheOptions()
+    key = cache.key_of(corpus)
+    folder = _index_folder(cache.root(), key, config)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{folder}.lock"):
+        if folder.exists():
+            try:
+                index = read_index(folder, config)
+            except IndexFileError as exc:
+                warnings.warn(f"rebuilding the cached index: {exc}", CacheWarning, stacklevel=2)
+                shutil.rmtree(folder)
+            else:
+                _same_corpus(folder, corpus, cache)
+                return index
+        built = TrainingIndex.build(corpus.sources, corpus.targets, config)
+        write_index(built, folder, {"train_key": key, "train_rows": corpus.num_rows})
+        BUILDS["index"] += 1
+        del built  # the memory-mapped copy replaces it
+        return read_index(folder, config)
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    kind: str
+    name: str
+    path: Path
+    nbytes: int
+    complete: bool
+
+    def describe(self) -> str:
+        state = "" if self.complete else "  (incomplete: a build was interrupted)"
+        return f"{self.kind:<6} {self.name:<44} {self.nbytes / 2**20:10.1f} MiB{state}"
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def list_entries(cache_dir: str | Path | None = None) -> list[CacheEntry]:
+    """Every entry of the cache, with its size; temporary leftovers of interrupted
+    builds are listed as incomplete."""
+    root = cache_root(cache_dir)
+    entries = []
+    for kind in KINDS:
+        folder = root / kind
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.suffix == ".lock":
+                continue
+            complete = ".tmp-" not in path.name
+            entries.append(CacheEntry(kind, path.name, path, _size(path), complete))
+    return entries
+
+
+def remove(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
+    """Remove one entry (by name, as ``list_entries`` gives it)."""
+    for entry in list_entries(cache_dir):
+        if entry.name == name:
+            with FileLock(f"{entry.path}.lock"):
+                if entry.path.is_dir():
+                    shutil.rmtree(entry.path)
+                else:
+                    entry.path.unlink()
+            return entry
+    raise InvalidOptionError(f"{name}: no such cache entry in {cache_root(cache_dir)}")
+
+
+def clear(cache_dir: str | Path | None = None) -> list[CacheEntry]:
+    """Remove every entry; returns what was removed."""
+    removed = list_entries(cache_dir)
+    for entry in removed:
+        remove(entry.name, cache_dir)
+    return removed
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m tame_mt_metric.cache",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--cache-dir", default=None)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="entries with their kind, name and size")
+    one = sub.add_parser("remove", help="remove one entry")
+    one.add_argument("name")
+    sub.add_parser("clear", help="remove every entry")
+    args = parser.parse_args(argv)
+    root = cache_root(args.cache_dir)
+    if args.command == "list":
+        entries = list_entries(args.cache_dir)
+        print(f"{root}: {len(entries)} entries, {sum(e.nbytes for e in entries) / 2**20:.1f} MiB")
+        for entry in entries:
+            print(entry.describe())
+    elif args.command == "remove":
+        print(f"removed {remove(args.name, args.cache_dir).describe()}")
+    else:
+        print(f"removed {len(clear(args.cache_dir))} entries from {root}")

@@ -1,0 +1,126 @@
+"""A training index as files: one Arrow IPC file per flat array of the core's
+index plus a manifest, written to a temporary folder and renamed into place,
+read back through a memory map and handed to the core without copying. The
+core trusts the arrays only after every checksum and structural invariant
+holds; anything else is an ``IndexFileError``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import tame_mt_core as _core
+
+from tame_mt_metric.errors import IndexFileError
+from tame_mt_metric.retrieval.config import RetrievalConfig
+from tame_mt_metric.retrieval.exposure import TrainingIndex
+
+__all__ = ["MANIFEST", "index_settings", "read_index", "read_manifest", "write_index"]
+
+MANIFEST = "manifest.json"
+_TYPES = {1: pa.uint8(), 4: pa.uint32(), 8: pa.uint64(), 16: pa.binary(16)}
+_IPC = pa.ipc.IpcWriteOptions(allow_64bit=True)
+
+
+def index_settings(config: RetrievalConfig) -> dict[str, Any]:
+    """The settings that shape an index (and name its cache entry)."""
+    return {"ngram_orders": list(config.ngram_orders), **config.normalization_flags()}
+
+
+def _write_array(path: Path, name: str, width: int, nbytes: int, index: TrainingIndex) -> None:
+    address, size = index._core.array_address(name)
+    data = pa.foreign_buffer(address, size, base=index._core)  # no copy
+    array = pa.Array.from_buffers(_TYPES[width], nbytes // width, [None, data])
+    schema = pa.schema([pa.field("values", _TYPES[width])], metadata={"tame_mt.array": name})
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema, options=_IPC) as w:
+        w.write_batch(pa.record_batch([array], schema=schema))
+
+
+def write_index(index: TrainingIndex, folder: Path, extra: dict[str, Any] | None = None) -> None:
+    """Write ``index`` as ``folder`` (which must not exist): arrays and manifest
+    go to a temporary sibling first, which is renamed into place whole, so a
+    reader sees either no index or a complete one."""
+    tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir(parents=True)
+    try:
+        arrays = []
+        for name, width, nbytes, checksum in index._core.array_info():
+            _write_array(tmp / f"{name}.arrow", name, width, nbytes, index)
+            arrays.append({"name": name, "width": width, "bytes": nbytes, "xxh3_64": checksum})
+        manifest = {
+            "format": "tame-mt-metric index",
+            "format_version": _core.INDEX_FORMAT_VERSION,
+            "core_version": _core.__version__,
+            "byte_order": "little",
+            "rows": index.rows,
+            "settings": index_settings(index.config),
+            "arrays": arrays,
+            **(extra or {}),
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        os.rename(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    try:
+        manifest: dict[str, Any] = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise IndexFileError(f"{folder / MANIFEST}: not a readable index manifest ({exc})") from exc
+    if manifest.get("format") != "tame-mt-metric index":
+        raise IndexFileError(f"{folder}: not a tame-mt-metric index")
+    if manifest.get("format_version") != _core.INDEX_FORMAT_VERSION:
+        raise IndexFileError(
+            f"{folder}: index format {manifest.get('format_version')}, this version reads "
+            f"{_core.INDEX_FORMAT_VERSION}"
+        )
+    return manifest
+
+
+def _read_array(folder: Path, entry: dict[str, Any]) -> tuple[Any, int]:
+    name, path = entry["name"], folder / f"{entry['name']}.arrow"
+    try:
+        reader = pa.ipc.open_file(pa.memory_map(str(path), "r"))
+        if reader.schema.metadata != {b"tame_mt.array": name.encode()}:
+            raise IndexFileError(f"{path}: holds another array")
+        if reader.num_record_batches != 1:
+            raise IndexFileError(f"{path}: expected one record batch")
+        column = reader.get_batch(0).column(0)
+    except (OSError, pa.ArrowException) as exc:
+        raise IndexFileError(f"{path}: not a readable Arrow file ({exc})") from exc
+    if column.null_count or column.offset:
+        raise IndexFileError(f"{path}: unexpected nulls or offset")
+    data = column.buffers()[1]
+    if data is None or len(column) * entry["width"] != entry["bytes"]:
+        raise IndexFileError(f"{path}: {entry['bytes']} bytes expected")
+    return memoryview(data[: entry["bytes"]]).cast("B"), int(entry["xxh3_64"])
+
+
+def read_index(folder: Path, config: RetrievalConfig) -> TrainingIndex:
+    """Open a saved index (memory-mapped, zero-copy) for retrieval with ``config``,
+    whose normalisation and n-gram orders must be those the index was built with."""
+    manifest = read_manifest(folder)
+    if manifest.get("settings") != index_settings(config):
+        raise IndexFileError(
+            f"{folder}: built with {manifest.get('settings')}, asked for {index_settings(config)}"
+        )
+    try:
+        arrays = {entry["name"]: _read_array(folder, entry) for entry in manifest["arrays"]}
+        rows = int(manifest["rows"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise IndexFileError(f"{folder / MANIFEST}: malformed ({exc!r})") from exc
+    core = _core.TrainingIndex.from_arrays(
+        arrays,
+        rows,
+        list(config.ngram_orders),
+        threads=config.resolved_threads(),
+        **config.normalization_flags(),
+    )
+    return TrainingIndex(core, config)

@@ -1,0 +1,238 @@
+"""The train-aware half of a report, done once per training corpus, test set
+and settings: exposures, the TM hypotheses and the TM's per-segment
+statistics. Cached as one Arrow file, so that a later ``compute()`` on the
+same test set with new predictions only scores the predictions."""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pyarrow as pa
+
+from tame_mt_metric._version import __version__
+from tame_mt_metric.cache.entries import CacheOptions, cached_index, find_cached_index
+from tame_mt_metric.digest import digest
+from tame_mt_metric.errors import CacheWarning
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.scores import Scorers
+from tame_mt_metric.report.tm_baseline import tm_hypotheses
+from tame_mt_metric.retrieval.config import RetrievalConfig
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.exposure import (
+    Exposures,
+    ItemExposure,
+    Neighbour,
+    TrainingIndex,
+    stream_exposures,
+)
+
+__all__ = ["INDEXED_MAX_ITEMS", "Audit", "choose_strategy", "run_audit"]
+
+# With a cached index, test sets up to this size are searched in the index;
+# larger ones stream the corpus once (cheaper per item; benchmarks/README.md).
+INDEXED_MAX_ITEMS = 256
+
+
+@dataclass(frozen=True)
+class Audit:
+    exposures: Exposures
+    tm_hypotheses: list[str]
+    tm_statistics: dict[str, list[list[int]]]
+    from_cache: bool = False
+
+
+# Audits used recently in this process, by key: a training loop's later
+# evaluations find theirs here without reading the file.
+_RECENT: OrderedDict[tuple[str, str], Audit] = OrderedDict()
+_RECENT_SIZE = 8
+# Bumped whenever the audit file's columns or their meaning change.
+AUDIT_FORMAT = 2
+
+
+def choose_strategy(config: RetrievalConfig, num_train: int, num_test: int, indexed: bool) -> str:
+    """``auto``: the index when the test set outnumbers the corpus (it pays for its
+    build) or when a cached index exists and the test set is small; else stream."""
+    if config.strategy != "auto":
+        return config.strategy
+    if num_test > num_train or (indexed and num_test <= INDEXED_MAX_ITEMS):
+        return "indexed"
+    return "streaming"
+
+
+def _exposures(
+    train: TrainingCorpus,
+    sources: list[str],
+    references: list[list[str]],
+    config: RetrievalConfig,
+    cache: CacheOptions,
+    index: TrainingIndex | None = None,
+) -> Exposures:
+    if index is not None:
+        return index.find_exposures(sources, references)
+    has_index = cache.enabled and find_cached_index(train, config, cache) is not None
+    if choose_strategy(config, train.num_rows, len(sources), has_index) == "indexed":
+        if cache.enabled:
+            index = cached_index(train, config, cache)
+        else:
+            index = TrainingIndex.build(train.sources, train.targets, config)
+        return index.find_exposures(sources, references)
+    pairs = zip(train.sources, train.targets, strict=True)
+    return stream_exposures(pairs, sources, references, config)
+
+
+def audit_key(
+    train_key: str, sources: list[str], references: list[list[str]], config: TameConfig
+) -> str:
+    settings = "|".join(
+        [
+            f"audit_format:{AUDIT_FORMAT}",
+            __version__,
+            config.retrieval.signature(),
+            f"tm:{config.tm_zero_policy}",
+            config.scores_signature(),
+            f"refs:{len(references[0])}",
+        ]
+    )
+    return digest(train_key, settings, sources, (r for refs in references for r in refs))
+
+
+# Neighbour fields in the order of its constructor.
+_COLUMNS = {
+    "source": ("row", "overlap", "union"),
+    "target": ("row", "overlap", "union", "reference"),
+    "pair": ("row", "overlap", "union"),
+}
+
+
+def _to_table(audit: Audit, key: str) -> pa.Table:
+    items = audit.exposures.items
+    data: dict[str, object] = {}
+    for side, fields in _COLUMNS.items():
+        for f in fields:
+            data[f"{side}_{f}"] = pa.array(
+                [getattr(getattr(e, side)[0] if side != "pair" else e.pair, f) for e in items],
+                pa.uint64(),
+            )
+    for side in _COLUMNS:
+        data[f"{side}_exact"] = pa.array([getattr(e, f"{side}_exact") for e in items], pa.bool_())
+    data["tm_hyp"] = pa.array(audit.tm_hypotheses, pa.string())
+    for metric, stats in audit.tm_statistics.items():
+        data[f"tm_stats_{metric}"] = pa.array(stats, pa.list_(pa.int64()))
+    meta = {
+        "tame_mt.audit": key,
+        "num_train": str(audit.exposures.num_train),
+        "strategy": audit.exposures.strategy,
+    }
+    return pa.table(data).replace_schema_metadata(meta)
+
+
+def _from_table(table: pa.Table, key: str, num_items: int, statistics: set[str]) -> Audit:
+    meta = table.schema.metadata or {}
+    if meta.get(b"tame_mt.audit") != key.encode() or table.num_rows != num_items:
+        raise ValueError("the file holds another audit")
+    cols = {name: table.column(name).to_pylist() for name in table.column_names}
+    source, target, pair = (
+        [Neighbour(*row) for row in zip(*(cols[f"{side}_{f}"] for f in fields), strict=True)]
+        for side, fields in _COLUMNS.items()
+    )
+    items = tuple(
+        ItemExposure((s,), (t,), p, se, te, pe)
+        for s, t, p, se, te, pe in zip(
+            source,
+            target,
+            pair,
+            cols["source_exact"],
+            cols["target_exact"],
+            cols["pair_exact"],
+            strict=True,
+        )
+    )
+    exposures = Exposures(items, int(meta[b"num_train"]), meta[b"strategy"].decode())
+    stats = {n.removeprefix("tm_stats_"): v for n, v in cols.items() if n.startswith("tm_stats_")}
+    if set(stats) != statistics:
+        raise ValueError(f"statistics of {sorted(stats)}, expected {sorted(statistics)}")
+    return Audit(exposures, cols["tm_hyp"], stats, from_cache=True)
+
+
+def _audit_path(cache: CacheOptions, key: str) -> Path:
+    return cache.root() / "audit" / f"{key}.arrow"
+
+
+def _load(path: Path, key: str, num_items: int, statistics: set[str]) -> Audit | None:
+    if not path.exists():
+        return None
+    try:
+        with pa.memory_map(str(path), "r") as source:
+            table = pa.ipc.open_file(source).read_all()
+        return _from_table(table, key, num_items, statistics)
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        warnings.warn(
+            f"recomputing the cached audit {path.name}: {exc}", CacheWarning, stacklevel=3
+        )
+        return None
+
+
+def _save(path: Path, table: pa.Table) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def run_audit(
+    train: TrainingCorpus,
+    sources: list[str],
+    references: list[list[str]],
+    config: TameConfig,
+    scorers: Scorers,
+    cache: CacheOptions | None = None,
+    index: TrainingIndex | None = None,
+) -> Audit:
+    """The audit of a test set: from the cache when an entry for the same training
+    corpus, test set and settings exists, else computed (and stored); ``index``, an
+    index of ``train`` opened by the caller, is searched instead of choosing."""
+    cache = cache or CacheOptions()
+    key = audit_key(cache.key_of(train), sources, references, config) if cache.enabled else ""
+    path = _audit_path(cache, key)
+    recent = (str(path), key)
+    if cache.enabled and recent in _RECENT:
+        _RECENT.move_to_end(recent)
+        return _RECENT[recent]
+    if cache.enabled and (found := _load(path, key, len(sources), scorers.statistics_names)):
+        return _remember(recent, found)
+    if config.engine == "ray" and index is None:
+        from tame_mt_metric.scale.ray_engine import ray_audit
+
+        merged = ray_audit(
+            train,
+            sources,
+            references,
+            config.retrieval,
+            config.tm_zero_policy,
+            address=config.ray_address,
+        )
+        exposures, tm = merged.exposures, merged.tm_hypotheses
+    else:
+        exposures = _exposures(train, sources, references, config.retrieval, cache, index)
+        tm = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
+    audit = Audit(exposures, tm, scorers.statistics(tm).rows())
+    if cache.enabled:
+        _save(path, _to_table(audit, key))
+        _remember(recent, replace(audit, from_cache=True))
+    return audit
+
+
+def _remember(recent: tuple[str, str], audit: Audit) -> Audit:
+    _RECENT[recent] = audit
+    while len(_RECENT) > _RECENT_SIZE:
+        _RECENT.popitem(last=False)
+    return audit

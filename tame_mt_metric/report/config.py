@@ -1,0 +1,213 @@
+"""Every setting of a TAME report, with the spec's names and defaults, checked
+once; thresholds kept as exact fractions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from fractions import Fraction
+from typing import Any
+
+from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.retrieval.config import (
+    ZERO_POLICIES,
+    RetrievalConfig,
+    Strategy,
+    ZeroPolicy,
+    threshold,
+)
+
+__all__ = ["DEFAULT_METRICS", "METRICS", "TameConfig", "ZeroPolicy", "format_threshold"]
+
+METRICS = ("bleu", "chrf", "spbleu", "chrf++", "chrf++_avg")
+DEFAULT_METRICS = ("bleu", "chrf")
+ENGINES = ("local", "ray")
+BLEU_TOKENIZERS = (
+    "none",
+    "zh",
+    "13a",
+    "intl",
+    "char",
+    "ja-mecab",
+    "ko-mecab",
+    "spm",
+    "flores101",
+    "flores200",
+    "spBLEU-1K",
+)
+
+
+def format_threshold(value: Fraction) -> str:
+    """A threshold as the shortest decimal with at least two places (0.7 -> "0.70")."""
+    for places in range(2, 40):
+        scaled = value * 10**places
+        if scaled.denominator == 1:
+            return f"{scaled.numerator / 10**places:.{places}f}"
+    return str(value)
+
+
+def _thresholds(name: str, values: object) -> tuple[Fraction, ...]:
+    if isinstance(values, str):
+        values = values.split(",")
+    if not isinstance(values, Sequence) or not values:
+        raise InvalidOptionError(f"{name}: expected a non-empty list of numbers, got {values!r}")
+    exact = tuple(threshold(name, v.strip() if isinstance(v, str) else v) for v in values)
+    if len(set(exact)) != len(exact):
+        raise InvalidOptionError(f"{name}: repeated threshold in {values!r}")
+    return tuple(sorted(exact))
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidOptionError(f"{name}: expected True or False, got {value!r}")
+    return value
+
+
+def _integer(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidOptionError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class TameConfig:
+    """Settings of a TAME report (the TAME-MT spec's options).
+
+    Retrieval: ngram_orders, lowercase, strip_diacritics, normalize_punctuation,
+        strategy ("auto", "indexed", "streaming"), threads, block_rows.
+    Bins and leaks: far_threshold (0.30), near_threshold (0.70), leak_thresholds
+        (0.70, 0.85, 0.95); decimals are read exactly ("0.7" and 0.7 are 7/10).
+    Scores: metrics (default "bleu", "chrf"; chrf is chrF++ when chrf_word_order is 2;
+        also "spbleu", "chrf++" and "chrf++_avg", the mean of sentence chrF++),
+        bleu_tokenize ("13a"), bleu_lowercase, chrf_word_order (2), spbleu_tokenize
+        ("flores200" or "flores101"), spm_model (the SentencePiece model's path; see
+        ``tame_mt_metric.report.spbleu``).
+    TM baseline: tm_zero_policy ("empty": an item whose source shares no gram with
+        training gets an empty TM hypothesis; "nearest": the lowest row's target).
+    Warnings: min_bin_size_warning (30).
+    Engine: "local", or "ray" to audit the training corpus in shards on Ray
+        (``ray_address``: an existing cluster); the answers are the same.
+    """
+
+    ngram_orders: tuple[int, ...] = (3, 4, 5)
+    lowercase: bool = False
+    strip_diacritics: bool = False
+    normalize_punctuation: bool = False
+    far_threshold: Fraction = field(default=Fraction(3, 10))
+    near_threshold: Fraction = field(default=Fraction(7, 10))
+    leak_thresholds: tuple[Fraction, ...] = (Fraction(7, 10), Fraction(85, 100), Fraction(95, 100))
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    bleu_tokenize: str = "13a"
+    bleu_lowercase: bool = False
+    chrf_word_order: int = 2
+    spbleu_tokenize: str = "flores200"
+    spm_model: str | None = None
+    tm_zero_policy: ZeroPolicy = "empty"
+    min_bin_size_warning: int = 30
+    strategy: Strategy = "auto"
+    threads: int | None = None
+    block_rows: int = 1 << 16
+    engine: str = "local"
+    ray_address: str | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "far_threshold", threshold("far_threshold", self.far_threshold))
+        set_(self, "near_threshold", threshold("near_threshold", self.near_threshold))
+        if self.far_threshold > self.near_threshold:
+            raise InvalidOptionError(
+                f"far_threshold {format_threshold(self.far_threshold)} exceeds "
+                f"near_threshold {format_threshold(self.near_threshold)}"
+            )
+        set_(self, "leak_thresholds", _thresholds("leak_thresholds", self.leak_thresholds))
+        metrics = self.metrics
+        if isinstance(metrics, str):
+            metrics = tuple(m.strip() for m in metrics.split(","))
+        if not isinstance(metrics, Sequence) or not metrics:
+            raise InvalidOptionError(f"metrics: expected a list drawn from {METRICS}")
+        for m in metrics:
+            if m not in METRICS:
+                raise InvalidOptionError(f"metrics: unknown metric {m!r}; choose from {METRICS}")
+        if len(set(metrics)) != len(metrics):
+            raise InvalidOptionError(f"metrics: repeated metric in {metrics!r}")
+        set_(self, "metrics", tuple(metrics))
+        if "spbleu" in self.metrics:
+            from tame_mt_metric.report.spbleu import find_model
+
+            find_model(self.spbleu_tokenize, self.spm_model)  # a missing model fails here
+        if self.bleu_tokenize not in BLEU_TOKENIZERS:
+            raise InvalidOptionError(
+                f"bleu_tokenize: unknown tokenizer {self.bleu_tokenize!r}; "
+                f"choose from {BLEU_TOKENIZERS}"
+            )
+        _flag("bleu_lowercase", self.bleu_lowercase)
+        _integer("chrf_word_order", self.chrf_word_order, 0)
+        if self.tm_zero_policy not in ZERO_POLICIES:
+            raise InvalidOptionError(
+                f"tm_zero_policy: expected one of {ZERO_POLICIES}, got {self.tm_zero_policy!r}"
+            )
+        _integer("min_bin_size_warning", self.min_bin_size_warning, 0)
+        if self.engine not in ENGINES:
+            raise InvalidOptionError(f"engine: expected one of {ENGINES}, got {self.engine!r}")
+        if isinstance(self.ngram_orders, str):
+            orders = self.ngram_orders.split(",")
+            if not all(o.strip().isdigit() for o in orders):
+                raise InvalidOptionError(
+                    f"ngram_orders: expected comma-separated integers, got {self.ngram_orders!r}"
+                )
+            set_(self, "ngram_orders", tuple(int(o) for o in orders))
+        # The retrieval settings check themselves.
+        set_(self, "ngram_orders", self.retrieval.ngram_orders)
+
+    @classmethod
+    def from_options(cls, **options: Any) -> TameConfig:
+        """A config from keyword options; an unknown name is an error that lists the known."""
+        known = {f.name for f in fields(cls)}
+        for name in options:
+            if name not in known:
+                raise InvalidOptionError(
+                    f"{name}: not an option of tame_mt; known options: {sorted(known)}"
+                )
+        return cls(**options)
+
+    @property
+    def retrieval(self) -> RetrievalConfig:
+        return RetrievalConfig(
+            ngram_orders=self.ngram_orders,
+            lowercase=self.lowercase,
+            strip_diacritics=self.strip_diacritics,
+            normalize_punctuation=self.normalize_punctuation,
+            strategy=self.strategy,
+            threads=self.threads,
+            block_rows=self.block_rows,
+        )
+
+    def bins_signature(self) -> str:
+        leaks = ",".join(format_threshold(t) for t in self.leak_thresholds)
+        return (
+            f"bins:far{format_threshold(self.far_threshold)}"
+            f"_near{format_threshold(self.near_threshold)}_leak{leaks}"
+        )
+
+    def scores_signature(self) -> str:
+        signature = (
+            f"metrics:{','.join(self.metrics)}|sacrebleu:bleu_tok_{self.bleu_tokenize}"
+            f"_lc_{int(self.bleu_lowercase)}_chrf_wo_{self.chrf_word_order}"
+        )
+        if "spbleu" in self.metrics:
+            from tame_mt_metric.report.spbleu import find_model
+
+            signature += f"|spbleu:{find_model(self.spbleu_tokenize, self.spm_model).signature()}"
+        return signature
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as JSON values (thresholds as floats)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Fraction):
+                value = float(value)
+            elif isinstance(value, tuple):
+                value = [float(v) if isinstance(v, Fraction) else v for v in value]
+            out[f.name] = value
+        return out

@@ -1,0 +1,237 @@
+"""The TAME report of one system: the flat metric dict that ``compute()``
+returns, the JSON report, per-segment diagnostics and the warnings.
+
+Warnings (each documented in the README):
+- some test pairs occur exactly in training (pair exact overlap > 0);
+- PairLeak@t is at least 1% for a configured leak threshold t (the highest such t is named);
+- the TM baseline reaches half the system's score or more (first configured metric);
+- the near or far bin holds fewer items than ``min_bin_size_warning``;
+- GenGap is undefined because the near or far bin is empty.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tame_mt_metric._version import __version__
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.exposure_summary import BINS, ExposureSummary, SideSummary
+from tame_mt_metric.report.scores import SegmentStatistics
+from tame_mt_metric.retrieval.exposure import Exposures
+
+__all__ = ["BinScores", "TameReport", "bin_scores", "segment_rows", "warnings_for"]
+
+LEAK_WARNING_RATE = 0.01
+TM_SHARE_WARNING = 0.5
+
+
+def _minus(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    return {m: a[m] - b[m] for m in a}
+
+
+@dataclass(frozen=True)
+class BinScores:
+    """Scores of one exposure bin (nan where the bin is empty)."""
+
+    name: str
+    count: int
+    mean_source_exposure: float
+    system: dict[str, float]
+    tm: dict[str, float]
+
+    @property
+    def delta_tm(self) -> dict[str, float]:
+        return _minus(self.system, self.tm)
+
+
+def bin_scores(
+    summary: ExposureSummary,
+    exposures: Exposures,
+    system: SegmentStatistics,
+    tm: SegmentStatistics,
+) -> list[BinScores]:
+    out = []
+    for name in BINS:
+        rows = [i for i, b in enumerate(summary.item_bins) if b == name]
+        mean = (
+            math.fsum(exposures[i].source[0].fraction for i in rows) / len(rows)
+            if rows
+            else float("nan")
+        )
+        out.append(BinScores(name, len(rows), mean, system.score(rows), tm.score(rows)))
+    return out
+
+
+def warnings_for(
+    config: TameConfig,
+    summary: ExposureSummary,
+    system: dict[str, float],
+    tm: dict[str, float],
+    bins: dict[str, BinScores],
+) -> list[str]:
+    found = []
+    if summary.pair.exact_overlap > 0:
+        found.append(
+            f"{summary.pair.exact_overlap:.2%} of test source/reference pairs occur exactly in "
+            "training: report exact-pair overlap apart from general MT quality."
+        )
+    leaking = [t for t, rate in summary.pair_leak.items() if rate >= LEAK_WARNING_RATE]
+    if leaking:
+        t = leaking[-1]
+        found.append(
+            f"{summary.pair_leak[t]:.2%} of test pairs have pair exposure >= {t}: raw scores "
+            "may partly reflect train-test near-duplication."
+        )
+    metric = config.metrics[0]
+    if system[metric] > 0 and tm[metric] >= TM_SHARE_WARNING * system[metric]:
+        found.append(
+            f"TM-{metric.upper()} is {tm[metric] / system[metric]:.1%} of system "
+            f"{metric.upper()}: a nearest-neighbour translation memory explains a substantial "
+            "share of the raw score."
+        )
+    for name in ("near", "far"):
+        if bins[name].count < config.min_bin_size_warning:
+            found.append(
+                f"The {name} bin holds only {bins[name].count} items (fewer than "
+                f"{config.min_bin_size_warning}): its scores are unstable."
+            )
+    if bins["near"].count == 0 or bins["far"].count == 0:
+        found.append("GenGap is undefined: the near or far bin is empty.")
+    return found
+
+
+def _json(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def _json_scores(scores: dict[str, float]) -> dict[str, float | None]:
+    return {k: _json(v) for k, v in scores.items()}
+
+
+def _side_json(side: SideSummary) -> dict[str, Any]:
+    return {
+        "mean": _json(side.mean),
+        "exact_overlap": _json(side.exact_overlap),
+        "at_threshold": _json_scores(side.at_threshold),
+    }
+
+
+def segment_rows(
+    exposures: Exposures,
+    item_bins: Sequence[str],
+    tm_hypotheses: Sequence[str],
+    train_sources: Sequence[str] | None = None,
+    train_targets: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """One dict per test item; training text only when the training sides are given."""
+    rows = []
+    for i, item in enumerate(exposures):
+        source, target, pair = item.source[0], item.target[0], item.pair
+        assert pair is not None
+        row: dict[str, Any] = {
+            "index": i,
+            "source_exposure": source.score,
+            "source_nn_index": source.row,
+            "source_exact": item.source_exact,
+            "target_exposure": target.score,
+            "target_nn_index": target.row,
+            "target_ref_index": target.reference,
+            "target_exact": item.target_exact,
+            "pair_exposure": pair.score,
+            "pair_nn_index": pair.row,
+            "pair_exact": item.pair_exact,
+            "bin": item_bins[i],
+            "tm_hyp": tm_hypotheses[i],
+        }
+        if train_sources is not None and train_targets is not None:
+            row["source_nn_text"] = train_sources[source.row]
+            row["target_nn_text"] = train_targets[target.row]
+            row["pair_nn_source"] = train_sources[pair.row]
+            row["pair_nn_target"] = train_targets[pair.row]
+        rows.append(row)
+    return rows
+
+
+@dataclass(frozen=True)
+class TameReport:
+    """Everything a TAME report holds, with views for each consumer."""
+
+    config: TameConfig
+    signature: str
+    summary: ExposureSummary
+    system: dict[str, float]
+    tm: dict[str, float]
+    bins: dict[str, BinScores]
+    warnings: list[str]
+    data: dict[str, Any]
+    backend: dict[str, Any]
+    dependencies: dict[str, str]
+
+    @property
+    def delta_tm(self) -> dict[str, float]:
+        return _minus(self.system, self.tm)
+
+    @property
+    def generalization_gap(self) -> dict[str, float]:
+        """Near-bin score minus far-bin score (nan when either bin is empty)."""
+        return _minus(self.bins["near"].system, self.bins["far"].system)
+
+    def fields(self) -> dict[str, float | int | str]:
+        """The flat metric dict: plain numbers (nan where undefined) and the signature."""
+        s, metrics = self.summary, list(self.system)
+        sides = {"source": s.source, "target": s.target, "pair": s.pair}
+        out: dict[str, float | int | str] = {
+            **self.system,
+            **{f"tm_{m}": self.tm[m] for m in metrics},
+            **{f"delta_tm_{m}": self.delta_tm[m] for m in metrics},
+            **{f"{name}_exposure_mean": side.mean for name, side in sides.items()},
+            **{f"{name}_exact_rate": side.exact_overlap for name, side in sides.items()},
+            **{f"pair_leak@{t}": rate for t, rate in s.pair_leak.items()},
+            **{f"far_{m}": self.bins["far"].system[m] for m in metrics},
+            **{f"gen_gap_{m}": self.generalization_gap[m] for m in metrics},
+        }
+        for name, b in self.bins.items():
+            out[f"bin/{name}/count"] = b.count
+            out.update({f"bin/{name}/{m}": b.system[m] for m in metrics})
+            out.update({f"bin/{name}/tm_{m}": b.tm[m] for m in metrics})
+        out["signature"] = self.signature
+        return out
+
+    def as_json(self) -> dict[str, Any]:
+        """The report structure of the TAME spec (null where a value is undefined)."""
+        s = self.summary
+        return {
+            "schema_version": "1.0",
+            "version": __version__,
+            "signature": self.signature,
+            "data": self.data,
+            "backend": self.backend,
+            "quality": {
+                "system": _json_scores(self.system),
+                "tm": _json_scores(self.tm),
+                "delta_tm": _json_scores(self.delta_tm),
+            },
+            "exposure": {
+                "source": _side_json(s.source),
+                "target": _side_json(s.target),
+                "pair": {**_side_json(s.pair), "leak": _json_scores(s.pair_leak)},
+            },
+            "bins": [
+                {
+                    "name": b.name,
+                    "count": b.count,
+                    "share": b.count / s.items,
+                    "mean_source_exposure": _json(b.mean_source_exposure),
+                    "system": _json_scores(b.system),
+                    "tm": _json_scores(b.tm),
+                    "delta_tm": _json_scores(b.delta_tm),
+                }
+                for b in self.bins.values()
+            ],
+            "generalization_gap": _json_scores(self.generalization_gap),
+            "warnings": self.warnings,
+            "config": {**self.config.as_dict(), "dependencies": self.dependencies},
+        }

@@ -1,0 +1,160 @@
+"""The TAME report of a system from its training corpus, test set and
+hypotheses: exposures, the TM baseline, bins, scores, signature."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from tame_mt_core import __version__ as core_version
+
+from tame_mt_metric._version import __version__
+from tame_mt_metric.cache.entries import CacheOptions
+from tame_mt_metric.errors import EmptyTestSetError, InputTextError
+from tame_mt_metric.report.audit import Audit, run_audit
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.document import TameReport, bin_scores, segment_rows, warnings_for
+from tame_mt_metric.report.exposure_summary import summarize
+from tame_mt_metric.report.scores import SACREBLEU_VERSION, Scorers
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.exposure import Exposures, TrainingIndex
+from tame_mt_metric.retrieval.inputs import check_aligned, check_texts, references_per_item
+
+__all__ = ["TameResult", "check_test_set", "report_from_audit", "score_tame", "signature"]
+
+
+def check_test_set(
+    predictions: object, references: object, sources: object, start: int = 0
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """The test set as lists; errors name the argument and the first bad item
+    (numbered from ``start``, for batches of a longer test set)."""
+    preds = check_texts("predictions", predictions, start)
+    srcs = check_texts("sources", sources, start)
+    check_aligned("predictions", preds, "sources", srcs)
+    if not preds and start == 0:
+        raise EmptyTestSetError("predictions: the test set is empty")
+    if references is None:
+        raise InputTextError("references: required (one string or one list per prediction)")
+    refs = references_per_item(references, len(preds), against="predictions", start=start)
+    return preds, refs, srcs
+
+
+def signature(config: TameConfig, num_train: int, train_fingerprint: str, strategy: str) -> str:
+    """Every setting that can change a number, the training corpus and the versions."""
+    return "|".join(
+        [
+            "tame-mt-metric",
+            f"v:{__version__}",
+            f"core:{core_version}",
+            f"train:{num_train}_{train_fingerprint[:16]}",
+            config.retrieval.signature(),
+            f"idx:{config.strategy}",
+            f"backend:{strategy}",
+            f"tm:src_nn_top1_zero_{config.tm_zero_policy}",
+            config.bins_signature(),
+            config.scores_signature(),
+            f"deps:sacrebleu_{SACREBLEU_VERSION}",
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class TameResult:
+    """A report with the per-item pieces it was built from."""
+
+    report: TameReport
+    exposures: Exposures
+    tm_hypotheses: list[str]
+    tm_statistics: dict[str, list[list[int]]]
+    train: TrainingCorpus | None = None
+    include_neighbor_text: bool = False
+
+    @cached_property
+    def segments(self) -> list[dict[str, Any]]:
+        """One dict per test item (built on first use); neighbour texts only when asked
+        for and the training corpus is at hand."""
+        text = self.train if self.include_neighbor_text else None
+        return segment_rows(
+            self.exposures,
+            self.report.summary.item_bins,
+            self.tm_hypotheses,
+            text.sources if text else None,
+            text.targets if text else None,
+        )
+
+
+def score_tame(
+    train: TrainingCorpus,
+    predictions: Sequence[str],
+    references: Sequence[str] | Sequence[Sequence[str]],
+    sources: Sequence[str],
+    config: TameConfig | None = None,
+    include_neighbor_text: bool = False,
+    cache: CacheOptions | None = None,
+    index: TrainingIndex | None = None,
+) -> TameResult:
+    """Score a system against a training corpus: the whole TAME report.
+
+    >>> train = TrainingCorpus(["the house is small", "a tree"], ["das Haus ist klein", "ein Baum"])
+    >>> result = score_tame(train, ["das Haus ist alt"], ["das Haus ist alt"], ["the house is old"],
+    ...                     cache=CacheOptions(enabled=False))
+    >>> result.report.summary.item_bins, result.tm_hypotheses
+    (('medium',), ['das Haus ist klein'])
+    """
+    config = config or TameConfig()
+    preds, refs, srcs = check_test_set(predictions, references, sources)
+    scorers = Scorers.for_references(config, refs)
+    audit = run_audit(train, srcs, refs, config, scorers, cache, index)
+    report = report_from_audit(audit, train.num_rows, train.fingerprint, preds, refs, config)
+    return TameResult(
+        report,
+        audit.exposures,
+        audit.tm_hypotheses,
+        audit.tm_statistics,
+        train,
+        include_neighbor_text,
+    )
+
+
+def report_from_audit(
+    audit: Audit,
+    num_train: int,
+    train_fingerprint: str,
+    predictions: list[str],
+    references: list[list[str]],
+    config: TameConfig,
+) -> TameReport:
+    """The report of a system from an audit of its test set: only the predictions
+    are read (the training corpus is known by its size and fingerprint)."""
+    scorers = Scorers.for_references(config, references)
+    exposures = audit.exposures
+    summary = summarize(exposures, config)
+    system_stats, tm_stats = scorers.statistics(predictions), scorers.from_rows(audit.tm_statistics)
+    system, tm_scores = system_stats.score(), tm_stats.score()
+    bins = {b.name: b for b in bin_scores(summary, exposures, system_stats, tm_stats)}
+    return TameReport(
+        config=config,
+        signature=signature(config, num_train, train_fingerprint, exposures.strategy),
+        summary=summary,
+        system=system,
+        tm=tm_scores,
+        bins=bins,
+        warnings=warnings_for(config, summary, system, tm_scores, bins),
+        data={
+            "num_train": num_train,
+            "num_test": len(predictions),
+            "num_refs": len(references[0]),
+            "train_fingerprint": train_fingerprint,
+        },
+        backend={
+            "name": "tame-mt-metric",
+            "core_version": core_version,
+            "exact": True,
+            "requested_strategy": config.strategy,
+            "strategy": exposures.strategy,
+            "audit_cached": audit.from_cache,
+        },
+        dependencies={"sacrebleu": SACREBLEU_VERSION},
+    )

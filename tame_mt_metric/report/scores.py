@@ -1,0 +1,150 @@
+"""System quality from sacrebleu's sufficient statistics: each hypothesis set
+is read once into per-segment statistics, and any subset of segments (a bin)
+is scored from its rows: corpus metrics sum them, exactly as sacrebleu scores
+a corpus; ``chrf++_avg`` averages the sentence scores of the rows.
+
+Metrics: ``bleu`` (tokenizer ``bleu_tokenize``), ``chrf`` (word order
+``chrf_word_order``; chrF++ by default), ``spbleu`` (BLEU over FLORES
+SentencePiece pieces), ``chrf++`` (corpus chrF++) and ``chrf++_avg`` (the mean
+of sentence-level chrF++: the FLORES protocol reports both, as they differ).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sacrebleu
+from sacrebleu.metrics.bleu import BLEU
+from sacrebleu.metrics.chrf import CHRF
+
+from tame_mt_metric.digest import digest
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.spbleu import find_model, spbleu_metric
+
+__all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics"]
+
+SACREBLEU_VERSION: str = sacrebleu.__version__
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """A reported metric: the sacrebleu statistics it reads, and how it aggregates."""
+
+    name: str
+    statistics: str
+    sentence_mean: bool = False
+
+
+def metric_defs(config: TameConfig) -> list[MetricDef]:
+    defs = {
+        "bleu": MetricDef("bleu", "bleu"),
+        "chrf": MetricDef("chrf", f"chrf_wo{config.chrf_word_order}"),
+        "spbleu": MetricDef("spbleu", "spbleu"),
+        "chrf++": MetricDef("chrf++", "chrf_wo2"),
+        "chrf++_avg": MetricDef("chrf++_avg", "chrf_wo2", sentence_mean=True),
+    }
+    return [defs[name] for name in config.metrics]
+
+
+def _sacrebleu_metric(name: str, config: TameConfig, streams: list[list[str]]) -> Any:
+    if name == "bleu":
+        return BLEU(
+            tokenize=config.bleu_tokenize, lowercase=config.bleu_lowercase, references=streams
+        )
+    if name == "spbleu":
+        return spbleu_metric(find_model(config.spbleu_tokenize, config.spm_model), streams)
+    return CHRF(word_order=int(name.removeprefix("chrf_wo")), references=streams)
+
+
+def _column_sums(rows: list[list[int]]) -> list[int]:
+    """Sums of the statistics over segments (sacrebleu's ``sum_of_lists``; integers,
+    so exact in any order)."""
+    return [sum(column) for column in zip(*rows, strict=True)]
+
+
+class SegmentStatistics:
+    """Per-segment statistics of one hypothesis set, by sacrebleu metric."""
+
+    def __init__(
+        self, defs: list[MetricDef], metrics: dict[str, Any], stats: dict[str, list[list[int]]]
+    ) -> None:
+        self._defs = defs
+        self._metrics = metrics
+        self._stats = stats
+
+    def rows(self) -> dict[str, list[list[int]]]:
+        """The per-segment statistics by sacrebleu metric (what an audit caches)."""
+        return self._stats
+
+    def score(self, rows: Sequence[int] | None = None) -> dict[str, float]:
+        """Scores (0-100) of the given segments (all by default); nan for none."""
+        out = {}
+        for d in self._defs:
+            stats = self._stats[d.statistics]
+            chosen = stats if rows is None else [stats[i] for i in rows]
+            metric = self._metrics[d.statistics]
+            if not chosen:
+                out[d.name] = float("nan")
+            elif d.sentence_mean:
+                scores = [metric._compute_score_from_stats(s).score for s in chosen]
+                out[d.name] = float(sum(scores) / len(scores))
+            else:
+                out[d.name] = float(metric._compute_score_from_stats(_column_sums(chosen)).score)
+        return out
+
+
+_RECENT: OrderedDict[tuple[str, str], Scorers] = OrderedDict()
+_RECENT_SIZE = 4
+
+
+class Scorers:
+    """The configured sacrebleu metrics with the references read once.
+
+    >>> scorers = Scorers(TameConfig(), [["the cat sat on the mat"], ["a dog barked"]])
+    >>> stats = scorers.statistics(["the cat sat on the mat", "a cat barked"])
+    >>> {name: round(score, 2) for name, score in stats.score([0]).items()}
+    {'bleu': 100.0, 'chrf': 100.0}
+    """
+
+    def __init__(self, config: TameConfig, references: Sequence[Sequence[str]]) -> None:
+        """``references`` holds one list per item (the same count for every item)."""
+        streams = [list(stream) for stream in zip(*references, strict=True)]
+        self._references = [list(refs) for refs in references]
+        self._defs = metric_defs(config)
+        self._metrics: dict[str, Any] = {}
+        for d in self._defs:
+            if d.statistics not in self._metrics:
+                self._metrics[d.statistics] = _sacrebleu_metric(d.statistics, config, streams)
+
+    @classmethod
+    def for_references(cls, config: TameConfig, references: Sequence[Sequence[str]]) -> Scorers:
+        """Scorers of these references, reused while the same references come back
+        (a training loop evaluates one test set many times)."""
+        key = (config.scores_signature(), digest(t for refs in references for t in refs))
+        found = _RECENT.get(key)
+        if found is None or found._references != references:
+            found = _RECENT[key] = cls(config, references)
+            while len(_RECENT) > _RECENT_SIZE:
+                _RECENT.popitem(last=False)
+        _RECENT.move_to_end(key)
+        return found
+
+    @property
+    def statistics_names(self) -> set[str]:
+        """The sacrebleu statistics these metrics read (keys of ``rows()``)."""
+        return set(self._metrics)
+
+    def from_rows(self, stats: dict[str, list[list[int]]]) -> SegmentStatistics:
+        """Statistics extracted earlier (by ``statistics(...).rows()``) with the same settings."""
+        return SegmentStatistics(self._defs, self._metrics, stats)
+
+    def statistics(self, hypotheses: Sequence[str]) -> SegmentStatistics:
+        hyps = list(hypotheses)
+        stats = {
+            name: metric._extract_corpus_statistics(hyps, None)
+            for name, metric in self._metrics.items()
+        }
+        return SegmentStatistics(self._defs, self._metrics, stats)

@@ -1,0 +1,11 @@
+"""Exact retrieval over the compiled core: for every test item, its nearest
+training source, target and pair by character n-gram Jaccard similarity.
+
+Owns the retrieval settings (``config``), normalisation and gram sets
+(``grams``), checked inputs (``inputs``), the training corpus and its
+fingerprint (``corpus``), the two strategies' API (``exposure``) and the
+plain-Python brute force every answer is held to (``reference``).
+
+May import: ``tame_mt_core``, ``tame_mt_metric.errors``, ``tame_mt_metric.digest``;
+nothing else of the package (everything else builds on it).
+"""

@@ -1,0 +1,137 @@
+"""Retrieval settings: how texts become gram sets and how neighbours are found."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+from tame_mt_metric.errors import InvalidOptionError
+
+__all__ = [
+    "MAX_NGRAM_ORDER",
+    "STRATEGIES",
+    "ZERO_POLICIES",
+    "RetrievalConfig",
+    "Strategy",
+    "ZeroPolicy",
+    "threshold",
+]
+
+Strategy = Literal["auto", "indexed", "streaming"]
+STRATEGIES: tuple[Strategy, ...] = ("auto", "indexed", "streaming")
+# The translation-memory candidate of an item that shares no gram with any
+# training source: none (``empty``) or the lowest row's target (``nearest``).
+ZeroPolicy = Literal["empty", "nearest"]
+ZERO_POLICIES: tuple[ZeroPolicy, ...] = ("empty", "nearest")
+MAX_NGRAM_ORDER = 6
+THREADS_ENV = "TAME_MT_THREADS"
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidOptionError(f"{name}: expected an integer, got {value!r}")
+    if value < minimum:
+        raise InvalidOptionError(f"{name}: must be at least {minimum}, got {value}")
+    return value
+
+
+def threshold(name: str, value: object) -> Fraction:
+    """A similarity threshold as an exact fraction in [0, 1]. Decimal strings and
+    floats are read as the decimal they print as (0.7 is 7/10)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float | Fraction):
+        raise InvalidOptionError(f"{name}: expected a number in [0, 1], got {value!r}")
+    text = value if isinstance(value, str | Fraction) else repr(value)
+    try:
+        exact = Fraction(text)
+    except (ValueError, ZeroDivisionError) as exc:
+        raise InvalidOptionError(
+            f"{name}: expected a finite number in [0, 1], got {value!r}"
+        ) from exc
+    if not 0 <= exact <= 1:
+        raise InvalidOptionError(f"{name}: must lie in [0, 1], got {value!r}")
+    return exact
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """Settings of exposure retrieval.
+
+    ngram_orders: character n-gram orders of the Jaccard similarity (1..6, no repeats).
+    lowercase, strip_diacritics, normalize_punctuation: optional normalisation steps
+        (NFKC and whitespace collapsing are always applied; see ``normalize``).
+    top_k: neighbours kept per test item and side (the first is the nearest).
+    strategy: "indexed" (index the training corpus), "streaming" (one pass over it),
+        or "auto" (streaming unless the test set outnumbers the training corpus).
+    threads: worker threads; None reads TAME_MT_THREADS, else one per core.
+    block_rows: training rows searched together by the streaming strategy.
+    """
+
+    ngram_orders: tuple[int, ...] = (3, 4, 5)
+    lowercase: bool = False
+    strip_diacritics: bool = False
+    normalize_punctuation: bool = False
+    top_k: int = 1
+    strategy: Strategy = "auto"
+    threads: int | None = None
+    block_rows: int = 1 << 16
+
+    def __post_init__(self) -> None:
+        orders = self.ngram_orders
+        if isinstance(orders, int | str) or not orders:
+            raise InvalidOptionError(f"ngram_orders: expected a non-empty sequence, got {orders!r}")
+        checked = tuple(_check_int("ngram_orders", o, 1) for o in orders)
+        for o in checked:
+            if o > MAX_NGRAM_ORDER:
+                raise InvalidOptionError(f"ngram_orders: order {o} exceeds {MAX_NGRAM_ORDER}")
+        if len(set(checked)) != len(checked):
+            raise InvalidOptionError(f"ngram_orders: repeated order in {checked}")
+        object.__setattr__(self, "ngram_orders", tuple(sorted(checked)))
+        for flag in ("lowercase", "strip_diacritics", "normalize_punctuation"):
+            if not isinstance(getattr(self, flag), bool):
+                raise InvalidOptionError(f"{flag}: expected True or False")
+        _check_int("top_k", self.top_k, 1)
+        _check_int("block_rows", self.block_rows, 1)
+        if self.strategy not in STRATEGIES:
+            raise InvalidOptionError(
+                f"strategy: expected one of {STRATEGIES}, got {self.strategy!r}"
+            )
+        if self.threads is not None:
+            _check_int("threads", self.threads, 1)
+
+    def resolved_threads(self) -> int:
+        """Threads to use; 0 means one per core."""
+        if self.threads is not None:
+            return self.threads
+        env = os.environ.get(THREADS_ENV, "").strip()
+        if not env:
+            return 0
+        try:
+            return _check_int(THREADS_ENV, int(env), 1)
+        except ValueError as exc:
+            raise InvalidOptionError(
+                f"{THREADS_ENV}: expected a positive integer, got {env!r}"
+            ) from exc
+
+    def normalization_name(self) -> str:
+        name = "nfkc_ws"
+        if self.lowercase:
+            name += "_lc"
+        if self.strip_diacritics:
+            name += "_nodia"
+        if self.normalize_punctuation:
+            name += "_punct"
+        return name
+
+    def signature(self) -> str:
+        """The settings that can change a retrieval answer, as ``key:value`` pieces."""
+        orders = ",".join(str(o) for o in self.ngram_orders)
+        return f"norm:{self.normalization_name()}|sim:char_jaccard_{orders}_set|retrieval:exact"
+
+    def normalization_flags(self) -> dict[str, bool]:
+        return {
+            "lowercase": self.lowercase,
+            "strip_diacritics": self.strip_diacritics,
+            "normalize_punctuation": self.normalize_punctuation,
+        }

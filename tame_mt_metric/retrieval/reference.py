@@ -1,0 +1,117 @@
+"""The plain-Python reference: every retrieval answer by brute force, written
+for clarity, not speed. Property tests hold the Rust core to it."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from fractions import Fraction
+
+from tame_mt_metric.retrieval.config import RetrievalConfig
+from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
+from tame_mt_metric.retrieval.inputs import check_texts, check_training, references_per_item
+
+__all__ = ["brute_force_exposures", "grams", "jaccard", "normalize"]
+
+_PUNCTUATION = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2035\u2039\u203a", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    }
+)
+
+
+def normalize(
+    text: str,
+    lowercase: bool = False,
+    strip_diacritics: bool = False,
+    normalize_punctuation: bool = False,
+) -> str:
+    """NFKC; optional per-character lowercase, diacritic stripping (drop combining
+    marks after NFD, then NFC) and punctuation mapping; then whitespace
+    (``str.isspace``) stripped and collapsed to single spaces."""
+    s = unicodedata.normalize("NFKC", text)
+    if lowercase:
+        s = "".join(c.lower() for c in s)
+    if strip_diacritics:
+        decomposed = unicodedata.normalize("NFD", s)
+        s = unicodedata.normalize(
+            "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
+        )
+    if normalize_punctuation:
+        s = s.translate(_PUNCTUATION)
+    return " ".join(s.split())
+
+
+def grams(normalized: str, orders: Sequence[int]) -> frozenset[str]:
+    """Character n-grams of the given orders; a non-empty text shorter than the
+    smallest order is one gram, itself."""
+    if normalized and len(normalized) < min(orders):
+        return frozenset([normalized])
+    return frozenset(normalized[i : i + n] for n in orders for i in range(len(normalized) - n + 1))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> tuple[int, int]:
+    """(overlap, union); two empty sets are identical (1/1)."""
+    if not a and not b:
+        return 1, 1
+    overlap = len(a & b)
+    return overlap, len(a) + len(b) - overlap
+
+
+def _ranked(scores: list[tuple[int, int]], k: int) -> list[int]:
+    """Rows by score (highest first), ties to the lower row; the first k."""
+    return sorted(range(len(scores)), key=lambda j: (-Fraction(*scores[j]), j))[:k]
+
+
+def brute_force_exposures(
+    train_sources: Sequence[str],
+    train_targets: Sequence[str],
+    test_sources: Sequence[str],
+    references: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    config: RetrievalConfig | None = None,
+) -> Exposures:
+    """The same answers as ``find_exposures``, by scanning every training pair."""
+    config = config or RetrievalConfig()
+    flags = config.normalization_flags()
+    sources, targets = check_training(train_sources, train_targets)
+    test = check_texts("test_sources", test_sources)
+    refs = references_per_item(references, len(test))
+    orders = config.ngram_orders
+    norm_u = [normalize(t, **flags) for t in sources]
+    norm_v = [normalize(t, **flags) for t in targets]
+    gram_u = [grams(t, orders) for t in norm_u]
+    gram_v = [grams(t, orders) for t in norm_v]
+    items = []
+    for i, source in enumerate(test):
+        x = normalize(source, **flags)
+        gx = grams(x, orders)
+        src = [jaccard(gx, u) for u in gram_u]
+        top_src = tuple(Neighbour(j, *src[j]) for j in _ranked(src, config.top_k))
+        rs = [normalize(r, **flags) for r in refs[i]] if refs else []
+        if not rs:
+            items.append(ItemExposure(top_src, (), None, x in norm_u, False, False))
+            continue
+        grs = [grams(r, orders) for r in rs]
+        tgt: list[tuple[int, int]] = []
+        best_ref: list[int] = []
+        for v in gram_v:
+            per_ref = [jaccard(g, v) for g in grs]
+            k = max(range(len(per_ref)), key=lambda m: (Fraction(*per_ref[m]), -m))
+            tgt.append(per_ref[k])
+            best_ref.append(k)
+        top_tgt = tuple(Neighbour(j, *tgt[j], best_ref[j]) for j in _ranked(tgt, config.top_k))
+        pair = [min(src[j], tgt[j], key=lambda s: Fraction(*s)) for j in range(len(src))]
+        p = _ranked(pair, 1)[0]
+        items.append(
+            ItemExposure(
+                source=top_src,
+                target=top_tgt,
+                pair=Neighbour(p, *pair[p]),
+                source_exact=x in norm_u,
+                target_exact=any(r in norm_v for r in rs),
+                pair_exact=any(u == x and v in rs for u, v in zip(norm_u, norm_v, strict=True)),
+            )
+        )
+    return Exposures(tuple(items), len(sources), "brute_force")

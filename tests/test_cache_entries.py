@@ -1,0 +1,253 @@
+"""The cache: audits and indexes are reused only when they answer exactly what
+a fresh computation answers; anything damaged is rebuilt or refused; concurrent
+processes build an index once; a killed build leaves nothing trusted."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tame_mt_metric import (
+    CacheWarning,
+    IndexFileError,
+    InvalidOptionError,
+    RetrievalConfig,
+    TameConfig,
+    TrainingCorpus,
+    audit,
+    score_tame,
+)
+from tame_mt_metric.cache.entries import (
+    CacheOptions,
+    cached_index,
+    clear,
+    list_entries,
+    main,
+    remove,
+)
+from tame_mt_metric.cache.index_files import read_index
+from tame_mt_metric.demo import example_corpus
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def data() -> dict[str, list[str]]:
+    d = example_corpus()
+    d["predictions"] = [" ".join(r.split()[::2]) for r in d["references"]]
+    return d
+
+
+@pytest.fixture(scope="module")
+def corpus(data: dict[str, list[str]]) -> TrainingCorpus:
+    return TrainingCorpus(data["train_sources"], data["train_targets"])
+
+
+def _score(
+    corpus: TrainingCorpus,
+    data: dict[str, list[str]],
+    cache: CacheOptions,
+    n: int = 400,
+    **options: Any,
+) -> Any:
+    return score_tame(
+        corpus,
+        data["predictions"][:n],
+        data["references"][:n],
+        data["test_sources"][:n],
+        TameConfig.from_options(**options),
+        cache=cache,
+    )
+
+
+def _same_fields(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.keys() == b.keys() and all(
+        (isinstance(v, float) and math.isnan(v) and math.isnan(b[k])) or v == b[k]
+        for k, v in a.items()
+    )
+
+
+@pytest.mark.parametrize("strategy", ["streaming", "indexed"])
+def test_a_cached_audit_answers_what_a_fresh_one_does(
+    tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]], strategy: str
+) -> None:
+    cache = CacheOptions(cache_dir=tmp_path)
+    fresh = _score(corpus, data, CacheOptions(enabled=False), strategy=strategy)
+    first = _score(corpus, data, cache, strategy=strategy)
+    again = _score(corpus, data, cache, strategy=strategy)
+    assert not first.report.backend["audit_cached"] and again.report.backend["audit_cached"]
+    for result in (first, again):
+        assert _same_fields(result.report.fields(), fresh.report.fields())
+        assert result.segments == fresh.segments
+    kinds = sorted(e.kind for e in list_entries(tmp_path))
+    assert kinds == (["audit", "index"] if strategy == "indexed" else ["audit"])
+
+
+def test_new_predictions_reuse_the_audit_and_new_references_do_not(
+    tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]]
+) -> None:
+    cache = CacheOptions(cache_dir=tmp_path)
+    _score(corpus, data, cache, n=50)
+    other = dict(data, predictions=data["references"])
+    assert _score(corpus, other, cache, n=50).report.backend["audit_cached"]
+    changed = dict(data, references=[*data["references"][:49], "Kunye."])
+    result = _score(corpus, changed, cache, n=50)
+    assert not result.report.backend["audit_cached"]
+    fresh = _score(corpus, changed, CacheOptions(enabled=False), n=50)
+    assert _same_fields(result.report.fields(), fresh.report.fields())
+    assert not _score(corpus, data, cache, n=50, lowercase=True).report.backend["audit_cached"]
+
+
+def test_a_damaged_audit_is_recomputed_with_a_warning(
+    tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]]
+) -> None:
+    cache = CacheOptions(cache_dir=tmp_path)
+    expected = _score(corpus, data, cache, n=40).report.fields()
+    (entry,) = [e for e in list_entries(tmp_path) if e.kind == "audit"]
+    entry.path.write_bytes(entry.path.read_bytes()[:300])
+    audit._RECENT.clear()  # as in a new process: the file is all there is
+    with pytest.warns(CacheWarning, match="recomputing the cached audit"):
+        result = _score(corpus, data, cache, n=40)
+    assert _same_fields(result.report.fields(), expected)
+
+
+def _index_folder(root: Path) -> Path:
+    (entry,) = [e for e in list_entries(root) if e.kind == "index"]
+    return entry.path
+
+
+def _damage(folder: Path, how: str) -> None:
+    packed = folder / "source.packed.arrow"
+    raw = bytearray(packed.read_bytes())
+    if how == "flip":
+        raw[len(raw) // 2] ^= 0x40
+        packed.write_bytes(bytes(raw))
+    elif how == "truncate":
+        packed.write_bytes(bytes(raw[: len(raw) // 2]))
+    elif how == "foreign":
+        packed.write_bytes((folder / "target.packed.arrow").read_bytes())
+    elif how == "manifest":
+        (folder / "manifest.json").write_text("{", encoding="utf-8")
+    else:
+        (folder / "target.sizes.arrow").unlink()
+
+
+@pytest.mark.parametrize("how", ["flip", "truncate", "foreign", "manifest", "missing"])
+def test_a_damaged_index_is_refused_or_rebuilt(
+    tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]], how: str
+) -> None:
+    config = RetrievalConfig(strategy="indexed")
+    cache = CacheOptions(cache_dir=tmp_path)
+    built = cached_index(corpus, config, cache)
+    expected = built.find_exposures(data["test_sources"][:30], data["references"][:30])
+    del built
+    folder = _index_folder(tmp_path)
+    _damage(folder, how)
+    with pytest.raises(IndexFileError):
+        read_index(folder, config)
+    with pytest.warns(CacheWarning, match="rebuilding the cached index"):
+        rebuilt = cached_index(corpus, config, cache)
+    again = rebuilt.find_exposures(data["test_sources"][:30], data["references"][:30])
+    assert again.items == expected.items
+    read_index(folder, config)  # whole again
+
+
+def test_an_index_is_read_only_with_its_own_settings(
+    tmp_path: Path, corpus: TrainingCorpus
+) -> None:
+    cached_index(corpus, RetrievalConfig(), CacheOptions(cache_dir=tmp_path))
+    with pytest.raises(IndexFileError, match="built with"):
+        read_index(_index_folder(tmp_path), RetrievalConfig(lowercase=True))
+    other = TrainingCorpus(corpus.sources[:10], corpus.targets[:10])
+    cached_index(other, RetrievalConfig(), CacheOptions(cache_dir=tmp_path, train_key="bible"))
+    with pytest.raises(InvalidOptionError, match="'bible' names an index of 10 training pairs"):
+        cached_index(corpus, RetrievalConfig(), CacheOptions(cache_dir=tmp_path, train_key="bible"))
+
+
+def test_list_remove_clear(
+    tmp_path: Path,
+    corpus: TrainingCorpus,
+    data: dict[str, list[str]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _score(corpus, data, CacheOptions(cache_dir=tmp_path), n=20, strategy="indexed")
+    entries = list_entries(tmp_path)
+    assert sorted(e.kind for e in entries) == ["audit", "index"]
+    assert all(e.nbytes > 0 and e.complete for e in entries)
+    main(["--cache-dir", str(tmp_path), "list"])
+    out = capsys.readouterr().out
+    assert out.startswith(f"{tmp_path}: 2 entries") and entries[0].name in out
+    assert remove(entries[0].name, tmp_path).name == entries[0].name
+    assert len(list_entries(tmp_path)) == 1
+    (tmp_path / "index" / "x.tmp-1-abc").mkdir()
+    assert not next(e for e in list_entries(tmp_path) if e.name == "x.tmp-1-abc").complete
+    assert len(clear(tmp_path)) == 2 and list_entries(tmp_path) == []
+    with pytest.raises(ValueError, match="no such cache entry"):
+        remove("nothing", tmp_path)
+
+
+def _python(script: str, cache: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", script],
+        env={**__import__("os").environ, "TAME_MT_CACHE": str(cache), "TAME_MT_THREADS": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+COMPUTE = """
+from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
+from tame_mt_metric.cache import entries as cache
+from tame_mt_metric.demo import example_corpus
+d = example_corpus()
+train = TrainingCorpus(d["train_sources"], d["train_targets"])
+r = score_tame(train, d["references"][:100], d["references"][:100], d["test_sources"][:100],
+               TameConfig(strategy="indexed"))
+print(cache.BUILDS["index"], r.report.fields()["source_exposure_mean"], r.segments[7])
+"""
+
+
+def test_four_processes_build_the_index_once(tmp_path: Path) -> None:
+    runs = [_python(COMPUTE, tmp_path) for _ in range(4)]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert all(run.returncode == 0 for run in runs), [err for _, err in outputs]
+    builds = [int(out.split(" ", 1)[0]) for out, _ in outputs]
+    assert sum(builds) == 1
+    assert len({out.split(" ", 1)[1] for out, _ in outputs}) == 1  # identical results
+    assert len([e for e in list_entries(tmp_path) if e.kind == "index"]) == 1
+
+
+SLOW_WRITE = """
+import time
+from tame_mt_metric.cache import index_files as index_store
+real = index_store._write_array
+def slow(path, *args):
+    real(path, *args)
+    print("wrote", path.name, flush=True)
+    time.sleep(120)
+index_store._write_array = slow
+"""
+
+
+def test_a_build_killed_half_way_leaves_nothing_trusted(tmp_path: Path) -> None:
+    run = _python(SLOW_WRITE + COMPUTE, tmp_path)
+    try:
+        assert run.stdout is not None
+        line = run.stdout.readline()
+        assert line.startswith("wrote"), run.communicate()[1]
+    finally:
+        run.kill()
+        run.communicate()
+    (leftover,) = list_entries(tmp_path)
+    assert not leftover.complete and ".tmp-" in leftover.name
+    done = _python(COMPUTE, tmp_path)
+    out, err = done.communicate(timeout=300)
+    assert done.returncode == 0, err
+    assert out.startswith("1 ")  # the half-written folder was not used
+    assert sorted(e.complete for e in list_entries(tmp_path)) == [False, True, True]

@@ -1,0 +1,189 @@
+"""The TAME report: the spec's worked example, bins and thresholds decided
+exactly, the TM baseline's zero policy, warnings, segments and the signature."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
+from tame_mt_metric.demo import example_corpus
+from tame_mt_metric.report.scores import SACREBLEU_VERSION
+
+GENESIS = TrainingCorpus(
+    ["god created the heaven and the earth", "and the earth was without form"],
+    ["dios creó el cielo y la tierra", "y la tierra estaba desordenada"],
+)
+
+SEGMENT_KEYS = {
+    "index",
+    "source_exposure",
+    "source_nn_index",
+    "source_exact",
+    "target_exposure",
+    "target_nn_index",
+    "target_ref_index",
+    "target_exact",
+    "pair_exposure",
+    "pair_nn_index",
+    "pair_exact",
+    "bin",
+    "tm_hyp",
+}
+
+
+def test_the_specs_worked_example() -> None:
+    result = score_tame(
+        GENESIS,
+        predictions=["dios creó el cielo y la tierra", "y la tierra estaba desordenada y vacía"],
+        references=["dios creó el cielo y la tierra", "y la tierra estaba desordenada y vacía"],
+        sources=["god created the heaven and the earth", "and the earth was without form and void"],
+    )
+    exact, similar = result.segments
+    assert exact["source_exposure"] == 1.0 and exact["source_exact"] is True
+    assert exact["pair_exposure"] == 1.0 and exact["pair_exact"] is True
+    assert exact["tm_hyp"] == "dios creó el cielo y la tierra"
+    assert exact["bin"] == "source_exact"  # not near
+    assert similar["source_nn_index"] == 1 and similar["bin"] == "near"
+    assert similar["tm_hyp"] == "y la tierra estaba desordenada"
+    assert set(exact) == SEGMENT_KEYS
+    fields = result.report.fields()
+    assert fields["bin/source_exact/count"] == 1 and fields["bin/near/count"] == 1
+    assert fields["source_exact_rate"] == 0.5 and fields["pair_exact_rate"] == 0.5
+    assert math.isnan(fields["far_bleu"]) and math.isnan(fields["gen_gap_bleu"])  # type: ignore[arg-type]
+
+
+def test_thresholds_are_decided_on_exact_fractions() -> None:
+    # Unigram sets: J("abcdefg", "abcdefghij") = 7/10, J("abc", "abcdefghij") = 3/10.
+    train = TrainingCorpus(["abcdefghij"], ["abcdefghij"])
+    config = TameConfig.from_options(
+        ngram_orders=(1,), leak_thresholds=("0.3", "0.7"), min_bin_size_warning=0
+    )
+    result = score_tame(
+        train, ["x"] * 3, ["abcdefg", "abc", "ab"], ["abcdefg", "abc", "ab"], config
+    )
+    assert [s["bin"] for s in result.segments] == ["near", "medium", "far"]
+    fields = result.report.fields()
+    assert fields["pair_leak@0.70"] == pytest.approx(1 / 3)
+    assert fields["pair_leak@0.30"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize(("policy", "expected"), [("empty", ""), ("nearest", "der Baum")])
+def test_tm_zero_policy(policy: str, expected: str) -> None:
+    train = TrainingCorpus(["a tree", "a house"], ["der Baum", "das Haus"])
+    result = score_tame(
+        train,
+        ["x"],
+        ["y"],
+        ["zzzz"],
+        TameConfig(tm_zero_policy=policy),  # type: ignore[arg-type]
+    )
+    assert result.tm_hypotheses == [expected]
+    assert result.segments[0]["source_exposure"] == 0.0
+
+
+def test_the_reference_never_chooses_the_tm_hypothesis() -> None:
+    train = TrainingCorpus(["the red house", "a blue car"], ["das rote Haus", "ein blaues Auto"])
+    result = score_tame(train, ["x"], ["ein blaues Auto"], ["the red house"])
+    assert result.tm_hypotheses == ["das rote Haus"]
+    assert result.segments[0]["target_nn_index"] == 1
+
+
+def test_warnings_name_what_they_see() -> None:
+    result = score_tame(
+        GENESIS,
+        ["dios creó el cielo y la tierra"],
+        ["dios creó el cielo y la tierra"],
+        ["god created the heaven and the earth"],
+    )
+    text = " ".join(result.report.warnings)
+    assert "100.00% of test source/reference pairs occur exactly" in text
+    assert "pair exposure >= 0.95" in text
+    assert "TM-BLEU is 100.0% of system BLEU" in text
+    assert "The far bin holds only 0 items" in text
+    assert "GenGap is undefined" in text
+
+
+def test_a_clean_report_has_no_warnings() -> None:
+    data = example_corpus()
+    refs = data["references"]
+    hyps = [" ".join(w for i, w in enumerate(r.split()) if i % 5 != 4) for r in refs]
+    result = score_tame(
+        TrainingCorpus(data["train_sources"], data["train_targets"]),
+        hyps,
+        refs,
+        data["test_sources"],
+        TameConfig(min_bin_size_warning=5),
+    )
+    assert result.report.bins["near"].count == 5
+    assert result.report.warnings == []
+
+
+def test_report_is_strict_json_and_has_the_spec_sections() -> None:
+    result = score_tame(
+        GENESIS, ["dios"], ["dios creó"], ["god created"], include_neighbor_text=True
+    )
+    report = result.report.as_json()
+    text = json.dumps(report, allow_nan=False)  # undefined values are null, not NaN
+    assert list(report) == [
+        "schema_version",
+        "version",
+        "signature",
+        "data",
+        "backend",
+        "quality",
+        "exposure",
+        "bins",
+        "generalization_gap",
+        "warnings",
+        "config",
+    ]
+    assert [b["name"] for b in report["bins"]] == ["source_exact", "near", "medium", "far"]
+    assert json.loads(text)["data"]["num_train"] == 2
+    segment = result.segments[0]
+    assert segment["source_nn_text"] == "god created the heaven and the earth"
+    assert set(segment) - SEGMENT_KEYS == {
+        "source_nn_text",
+        "target_nn_text",
+        "pair_nn_source",
+        "pair_nn_target",
+    }
+
+
+def test_signature_snapshot() -> None:
+    result = score_tame(GENESIS, ["dios"], ["dios"], ["god"])
+    assert result.report.signature == (
+        "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_e0dd0ccea2446c62|norm:nfkc_ws"
+        "|sim:char_jaccard_3,4,5_set|retrieval:exact|idx:auto|backend:streaming"
+        "|tm:src_nn_top1_zero_empty|bins:far0.30_near0.70_leak0.70,0.85,0.95"
+        "|metrics:bleu,chrf|sacrebleu:bleu_tok_13a_lc_0_chrf_wo_2"
+        f"|deps:sacrebleu_{SACREBLEU_VERSION}"
+    )
+    other = score_tame(
+        GENESIS,
+        ["dios"],
+        ["dios"],
+        ["god"],
+        TameConfig.from_options(
+            ngram_orders=(2, 4),
+            lowercase=True,
+            strip_diacritics=True,
+            leak_thresholds=(0.9,),
+            near_threshold="0.825",
+            metrics=("chrf",),
+            bleu_tokenize="char",
+            bleu_lowercase=True,
+            chrf_word_order=0,
+            tm_zero_policy="nearest",
+            strategy="streaming",
+        ),
+    )
+    assert other.report.signature == (
+        "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_e0dd0ccea2446c62|norm:nfkc_ws_lc_nodia"
+        "|sim:char_jaccard_2,4_set|retrieval:exact|idx:streaming|backend:streaming"
+        "|tm:src_nn_top1_zero_nearest|bins:far0.30_near0.825_leak0.90"
+        "|metrics:chrf|sacrebleu:bleu_tok_char_lc_1_chrf_wo_0"
+        f"|deps:sacrebleu_{SACREBLEU_VERSION}"
+    )
