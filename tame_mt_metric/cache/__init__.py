@@ -1,31 +1,15 @@
 """The cache and the artifact files: training indexes and test-set audits kept
 in the datasets cache (``entries``), the index folder format (``index_files``)
-and the training text saved beside an index (``corpus_file``). Nothing is read
-back without proof that it is intact and belongs to the corpus and settings at
-hand: damage means a rebuild (through the metric) or an ``IndexFileError``.
+and the training text saved beside an index (``corpus_file``). Everything is
+written under a temporary name and renamed into place; an index or a saved
+corpus is read back only once its checks prove it intact and of the corpus and
+settings at hand (damage means a rebuild through the metric, or an
+``IndexFileError``); an audit is found by its key.
 
 May import: ``tame_mt_metric.retrieval`` and the package's base modules
 (``errors``, ``digest``, ``_version``).
 """
 
-from tame_mt_metric.cache.entries import (
-    CACHE_ENV,
-    CacheEntry,
-    CacheOptions,
-    cache_root,
-    cached_index,
-    clear,
-    list_entries,
-    remove,
-)
-
-__all__ = [
-    "CACHE_ENV",
-    "CacheEntry",
-    "CacheOptions",
-    "cache_root",
-    "cached_index",
-    "clear",
-    "list_entries",
-    "remove",
-]
+# Re-exported: the cache's API, as the module ``tame_mt_metric.cache`` had it.
+from tame_mt_metric.cache.entries import *  # noqa: F403
+from tame_mt_metric.cache.entries import __all__ as __all__

@@ -7,26 +7,6 @@ May import: ``tame_mt_metric.report``, ``tame_mt_metric.retrieval`` and the
 package's base modules.
 """
 
-from tame_mt_metric.flores.protocol import (
-    ENGLISH,
-    FLORES_METRICS,
-    LANGUAGES,
-    SPLITS,
-    FloresData,
-    FloresScores,
-    check_language,
-    contamination,
-    score_directions,
-)
-
-__all__ = [
-    "ENGLISH",
-    "FLORES_METRICS",
-    "LANGUAGES",
-    "SPLITS",
-    "FloresData",
-    "FloresScores",
-    "check_language",
-    "contamination",
-    "score_directions",
-]
+# Re-exported: the protocol's API, as the module ``tame_mt_metric.flores`` had it.
+from tame_mt_metric.flores.protocol import *  # noqa: F403
+from tame_mt_metric.flores.protocol import __all__ as __all__
