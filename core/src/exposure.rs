@@ -4,9 +4,9 @@
 //! sharded answer equals the single-pass one. [`Block`] answers an item
 //! against the posting lists of a set of rows (the indexed strategy).
 
-use crate::postings::{Postings, Query};
+use crate::indexed::postings::{Postings, Query};
+use crate::indexed::search::{prefix_cost, scores_of, search, Limit, Scratch};
 use crate::score::{min_score, top_k, Bar, Hit, Score};
-use crate::search::{prefix_cost, scores_of, search, Limit, Scratch};
 
 /// A test item as queries in one vocabulary: its source and its references.
 #[derive(Debug, Clone, Default)]

@@ -6,26 +6,29 @@
 //! min(source similarity, target similarity) (pair exposure), each with ties
 //! broken towards the lowest training index, plus exact-overlap flags and
 //! top-k neighbours. Two strategies give identical answers: a reusable
-//! [`index::TrainingIndex`] and a one-pass [`streaming::StreamingAudit`].
+//! [`TrainingIndex`] ([`indexed`]) and a one-pass [`StreamingAudit`]
+//! ([`streaming`]).
+//!
+//! The modules at the top level are the shared base: text normalisation,
+//! gram sets, exact scores, the exposure of a test item and its merge, the
+//! test set's preparation, errors, corpus fingerprints and worker pools.
+//! Each strategy is a folder that uses the base and never the other
+//! strategy. The Python bindings (`python`, behind the `python` feature) sit
+//! on top and hold no algorithm.
 
+// The shared base.
 pub mod error;
 pub mod exposure;
-mod fetch;
 pub mod fingerprint;
 pub mod grams;
-pub mod index;
-pub mod index_file;
 pub mod normalize;
-pub mod packed;
 pub mod pool;
-pub mod postings;
-mod prefix_index;
 pub mod score;
-pub mod search;
-pub mod storage;
-pub mod streaming;
 pub mod test_set;
-mod vocabulary;
+
+// The two strategies.
+pub mod indexed;
+pub mod streaming;
 
 #[cfg(feature = "python")]
 mod python;
@@ -34,7 +37,7 @@ pub use error::{Error, Result};
 pub use exposure::{Exposure, TargetHit};
 pub use fingerprint::Fingerprint;
 pub use grams::GramConfig;
-pub use index::TrainingIndex;
+pub use indexed::TrainingIndex;
 pub use normalize::Normalization;
 pub use score::{Hit, Score};
 pub use streaming::StreamingAudit;

@@ -15,7 +15,7 @@ use pyo3::types::{PyDict, PyList, PyString};
 use crate::error::{invalid, Error};
 use crate::exposure::Exposure;
 use crate::grams::{unpack, GramConfig};
-use crate::index_file::{checksum, RawArray, FORMAT_VERSION};
+use crate::indexed::index_file::{checksum, RawArray, FORMAT_VERSION};
 use crate::normalize::Normalization;
 use crate::pool::pool;
 use crate::score::Hit;

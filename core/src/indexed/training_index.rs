@@ -1,8 +1,8 @@
-//! The indexed strategy: posting lists over the whole training corpus, both
-//! sides, reusable for any number of test sets. Flat arrays only: the sorted
-//! gram vocabulary (`u128` keys), the bit-packed posting lists over each
-//! side's distinct texts, and 128-bit XXH3 hashes of the normalised texts for
-//! exact-overlap checks.
+//! A [`TrainingIndex`]: each side of the training corpus, read a block of
+//! rows at a time, as a sorted gram vocabulary (`u128` keys), posting lists
+//! over the side's distinct texts, and 128-bit XXH3 hashes of the
+//! normalised texts for exact-overlap checks; and its answer to a test set,
+//! item by item, the whole corpus searched as one block.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -15,10 +15,11 @@ use crate::error::{invalid, Error, Result};
 use crate::exposure::{Block, Exposure, ItemQueries};
 use crate::grams::{Gram, GramConfig};
 use crate::pool::pool;
-use crate::postings::{Postings, Query, Rows};
-use crate::search::Scratch;
-use crate::storage::{Array, Key128};
 use crate::test_set::{check_aligned, prepare, TestItem};
+
+use super::postings::{Postings, Query, Rows};
+use super::search::Scratch;
+use super::storage::{Array, Key128};
 
 const BUILD_BLOCK_ROWS: usize = 1 << 14;
 

@@ -1,19 +1,7 @@
-//! The streaming strategy: the test set is indexed, and the training corpus
-//! flows through it once, in blocks, with no training index.
-//!
-//! For every block the test items are indexed by the prefix of their gram
-//! sets (rarest grams first, by the training frequencies of when the order
-//! was last made, remade as the rows grow fourfold) that a row must share to
-//! pass the item's current bar. Each training row probes that
-//! index with its grams; the items it reaches are checked by an upper bound
-//! and then scored exactly. Bars only rise, so an index built at the start of
-//! a block stays valid through it. Blocks start small and grow, so that bars
-//! rise before the large blocks come.
-//!
-//! Rows arrive in increasing order, so a row must beat an equal score to
-//! displace it. Partial answers (blocks, threads, shards) merge exactly
-//! ([`Exposure::merge`]), so a sharded corpus can be audited apart and
-//! combined with [`StreamingAudit::merge`].
+//! The audit driver: a [`StreamingAudit`] feeds training rows through the
+//! test side in blocks that grow, counts the rows holding each test gram,
+//! remakes the gram orders and prefix indexes from the bars so far, merges
+//! each block's answers, and merges the audits of other shards.
 
 use std::sync::Arc;
 
@@ -25,10 +13,11 @@ use crate::error::{invalid, Error, Result};
 use crate::exposure::{Exposure, TargetHit};
 use crate::grams::{Gram, GramConfig};
 use crate::pool::pool;
-use crate::prefix_index::{min_overlap, GramOrder, PrefixIndex, SLACK};
 use crate::score::{min_score, overlap, top_k, Bar, Hit, Score};
 use crate::test_set::{check_aligned, prepare, TestItem};
-use crate::vocabulary::{GramSet, Vocabulary};
+
+use super::prefix_index::{min_overlap, GramOrder, PrefixIndex, SLACK};
+use super::vocabulary::{GramSet, Vocabulary};
 
 /// The first block; later blocks double up to the largest.
 const FIRST_BLOCK_ROWS: usize = 512;

@@ -15,9 +15,10 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::fetch::prefetch;
 use crate::score::Bar;
-use crate::streaming::Text;
+
+use super::audit::Text;
+use super::fetch::prefetch;
 
 /// Grams indexed beyond the shortest prefix: a row must then share more
 /// than `SLACK` prefix grams with a text before the text's other grams are

@@ -7,8 +7,9 @@
 //! are pruned by their upper bounds as they go (count first, verify later).
 //! A size window, narrowed as the bar rises, cuts every list by a seek.
 
-use crate::postings::{Postings, Query};
 use crate::score::{top_k, Bar, Hit, Score};
+
+use super::postings::{Postings, Query};
 
 /// How many hits a search returns.
 #[derive(Debug, Clone, Copy)]

@@ -3,8 +3,9 @@
 //! a lookup, so that the lookups of a training row's grams overlap in memory
 //! instead of waiting for one another.
 
-use crate::fetch::prefetch;
 use crate::grams::Gram;
+
+use super::fetch::prefetch;
 
 /// One slot: a gram key (as halves) and its id; key 0 marks an empty slot,
 /// as no gram has key 0.

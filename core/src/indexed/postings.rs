@@ -10,8 +10,8 @@
 
 use rayon::prelude::*;
 
-use crate::packed::{encode_blocks, Cursor, EncodedBlocks, PackedLists, BLOCK};
-use crate::storage::Array;
+use super::packed::{encode_blocks, Cursor, EncodedBlocks, PackedLists, BLOCK};
+use super::storage::Array;
 
 /// The gram ids of one text in some vocabulary, and the size of its full gram
 /// set (grams missing from the vocabulary count towards the size only).

@@ -15,7 +15,7 @@
 //! list's skip table: a search for a value jumps by binary search to the one
 //! block that can hold it.
 
-use crate::storage::Array;
+use super::storage::Array;
 
 /// Positions per block.
 pub const BLOCK: usize = 128;

@@ -10,11 +10,12 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Error, Result};
 use crate::grams::GramConfig;
-use crate::index::{Side, TrainingIndex};
-use crate::packed::PackedLists;
 use crate::pool::pool;
-use crate::postings::Postings;
-use crate::storage::{Array, Keeper, Plain};
+
+use super::packed::PackedLists;
+use super::postings::Postings;
+use super::storage::{Array, Keeper, Plain};
+use super::training_index::{Side, TrainingIndex};
 
 /// Bumped whenever the arrays or their meaning change.
 pub const FORMAT_VERSION: u32 = 3;

@@ -1,0 +1,37 @@
+//! The streaming strategy: the test set is indexed, and the training corpus
+//! flows through it once, in blocks, with no training index.
+//!
+//! For every block the test items are indexed by the prefix of their gram
+//! sets (rarest grams first, by the training frequencies of when the order
+//! was last made, remade as the rows grow fourfold) that a row must share to
+//! pass the item's current bar. Each training row probes that
+//! index with its grams; the items it reaches are checked by an upper bound
+//! and then scored exactly. Bars only rise, so an index built at the start of
+//! a block stays valid through it. Blocks start small and grow, so that bars
+//! rise before the large blocks come.
+//!
+//! Rows arrive in increasing order, so a row must beat an equal score to
+//! displace it. Partial answers (blocks, threads, shards) merge exactly
+//! ([`Exposure::merge`](crate::Exposure::merge)), so a sharded corpus can be
+//! audited apart and combined with [`StreamingAudit::merge`].
+//!
+//! Owns the [`StreamingAudit`] and what only it needs: the audit driver
+//! (`audit`), the test side and its prefix indexes (`prefix_index`), the
+//! test set's vocabulary (`vocabulary`) and the memory prefetch hint
+//! (`fetch`). Only [`StreamingAudit`] is seen outside: the submodules are
+//! private.
+//!
+//! Uses the shared base only (errors, grams, scores, exposures, the test
+//! set's preparation, pools), never the indexed strategy.
+//!
+//! Invariants: whatever order a text's grams were ranked in (stale
+//! frequencies included) and whatever the slack, the prefix cut never
+//! changes the answer; partial answers merge exactly; the answers equal the
+//! indexed strategy's.
+
+mod audit;
+mod fetch;
+mod prefix_index;
+mod vocabulary;
+
+pub use audit::StreamingAudit;
