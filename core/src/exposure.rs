@@ -1,19 +1,9 @@
 //! The exposure of one test item ([`Exposure`]) and its exact merge across
 //! disjoint sets of training rows (blocks, threads, shards): the higher score
 //! wins, ties go to the lower row index, so the merge is associative and a
-//! sharded answer equals the single-pass one. [`Block`] answers an item
-//! against the posting lists of a set of rows (the indexed strategy).
+//! sharded answer equals the single-pass one.
 
-use crate::indexed::postings::{Postings, Query};
-use crate::indexed::search::{prefix_cost, scores_of, search, Limit, Scratch};
-use crate::score::{min_score, top_k, Bar, Hit, Score};
-
-/// A test item as queries in one vocabulary: its source and its references.
-#[derive(Debug, Clone, Default)]
-pub struct ItemQueries {
-    pub source: Query,
-    pub references: Vec<Query>,
-}
+use crate::score::{top_k, Hit};
 
 /// A target-side hit: the best reference for that training row.
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +26,7 @@ pub struct Exposure {
     pub pair_exact: bool,
 }
 
-fn rank_target(a: &TargetHit, b: &TargetHit) -> std::cmp::Ordering {
+pub(crate) fn rank_target(a: &TargetHit, b: &TargetHit) -> std::cmp::Ordering {
     a.hit.rank(&b.hit)
 }
 
@@ -55,176 +45,5 @@ impl Exposure {
         self.source_exact |= other.source_exact;
         self.target_exact |= other.target_exact;
         self.pair_exact |= other.pair_exact;
-    }
-}
-
-/// The source and target blocks of the same training rows.
-pub struct Block<'a> {
-    pub source: &'a Postings,
-    pub target: &'a Postings,
-}
-
-impl Block<'_> {
-    /// Target scores of `rows` (global indices): the best over references,
-    /// with the lowest reference index among equals.
-    fn target_scores(&self, item: &ItemQueries, rows: &[u64]) -> Vec<(Score, u32)> {
-        let internal: Vec<u32> = rows
-            .iter()
-            .map(|&r| self.target.internal_of_row(r))
-            .collect();
-        let mut best: Vec<(Score, u32)> = vec![(Score::ZERO, 0); rows.len()];
-        for (k, reference) in item.references.iter().enumerate() {
-            for (slot, score) in best
-                .iter_mut()
-                .zip(scores_of(self.target, reference, &internal))
-            {
-                if k == 0 || score.cmp_exact(slot.0).is_gt() {
-                    *slot = (score, k as u32);
-                }
-            }
-        }
-        best
-    }
-
-    fn source_scores(&self, item: &ItemQueries, rows: &[u64]) -> Vec<Score> {
-        let internal: Vec<u32> = rows
-            .iter()
-            .map(|&r| self.source.internal_of_row(r))
-            .collect();
-        scores_of(self.source, &item.source, &internal)
-    }
-
-    /// The best pair by min(source, target) among rows whose score on one
-    /// side is known, if any passes `bar`.
-    fn best_pair(
-        &self,
-        item: &ItemQueries,
-        known: &[Hit],
-        known_is_source: bool,
-        bar: Bar,
-    ) -> Option<Hit> {
-        let rows: Vec<u64> = known.iter().map(|h| h.row).collect();
-        let other: Vec<Score> = if known_is_source {
-            self.target_scores(item, &rows)
-                .into_iter()
-                .map(|(s, _)| s)
-                .collect()
-        } else {
-            self.source_scores(item, &rows)
-        };
-        known
-            .iter()
-            .zip(other)
-            .map(|(h, o)| {
-                let (source, target) = if known_is_source {
-                    (h.score, o)
-                } else {
-                    (o, h.score)
-                };
-                Hit {
-                    score: min_score(source, target),
-                    row: h.row,
-                }
-            })
-            .filter(|h| bar.admits(h.score))
-            .min_by(Hit::rank)
-    }
-
-    /// The exposure of one item to the rows of this block.
-    pub fn expose(&self, item: &ItemQueries, k: usize, scratch: &mut Scratch) -> Exposure {
-        let source = search(self.source, &item.source, Limit::Top(k), Bar::OPEN, scratch);
-
-        // The k best rows of each reference hold the k best rows overall.
-        let mut rows: Vec<u64> = Vec::new();
-        for reference in &item.references {
-            for h in search(self.target, reference, Limit::Top(k), Bar::OPEN, scratch) {
-                if !rows.contains(&h.row) {
-                    rows.push(h.row);
-                }
-            }
-        }
-        let mut target: Vec<TargetHit> = rows
-            .iter()
-            .zip(self.target_scores(item, &rows))
-            .map(|(&row, (score, reference))| TargetHit {
-                hit: Hit { score, row },
-                reference,
-            })
-            .collect();
-        target.sort_by(rank_target);
-        target.truncate(k);
-
-        let pair = self.expose_pair(item, &source, &target, scratch);
-        Exposure {
-            source,
-            target,
-            pair,
-            ..Exposure::default()
-        }
-    }
-
-    /// Exact pair exposure: seed a bar with the pair scores of the block's
-    /// best source and target rows, then search the cheaper side for every
-    /// row that can beat it and score min(source, target) for each.
-    fn expose_pair(
-        &self,
-        item: &ItemQueries,
-        source: &[Hit],
-        target: &[TargetHit],
-        scratch: &mut Scratch,
-    ) -> Option<Hit> {
-        if item.references.is_empty() {
-            return None;
-        }
-        let target_best: Vec<Hit> = target.iter().take(1).map(|t| t.hit).collect();
-        let seeds = [
-            self.best_pair(item, &source[..source.len().min(1)], true, Bar::OPEN),
-            self.best_pair(item, &target_best, false, Bar::OPEN),
-        ];
-        // The best pair is at least the seed's; with a seed of 0, look for any
-        // positive pair, else every pair scores 0 and the first row wins.
-        let seed = seeds.into_iter().flatten().min_by(Hit::rank);
-        let zero_fill = seed.is_none_or(|s| s.score.overlap == 0);
-        let bar = match seed {
-            Some(s) if !zero_fill => Bar::at_least(s.score),
-            _ => Bar::above(Score::ZERO),
-        };
-        let source_cost = prefix_cost(self.source, &item.source, bar);
-        let target_cost: u64 = item
-            .references
-            .iter()
-            .map(|r| prefix_cost(self.target, r, bar))
-            .sum();
-        let found = if source_cost <= target_cost {
-            let known = search(self.source, &item.source, Limit::All, bar, scratch);
-            self.best_pair(item, &known, true, bar)
-        } else {
-            // Rows reaching the bar on some reference, with their best target score.
-            let mut rows: Vec<u64> = Vec::new();
-            for reference in &item.references {
-                rows.extend(
-                    search(self.target, reference, Limit::All, bar, scratch)
-                        .iter()
-                        .map(|h| h.row),
-                );
-            }
-            rows.sort_unstable();
-            rows.dedup();
-            let known: Vec<Hit> = rows
-                .iter()
-                .zip(self.target_scores(item, &rows))
-                .map(|(&row, (score, _))| Hit { score, row })
-                .collect();
-            self.best_pair(item, &known, false, bar)
-        };
-        match (found, zero_fill) {
-            (Some(h), _) => Some(h),
-            (None, true) => {
-                let first = self.source.row_base;
-                let score = self.source_scores(item, &[first])[0];
-                self.best_pair(item, &[Hit { score, row: first }], true, Bar::OPEN)
-            }
-            (None, false) => None,
-        }
     }
 }

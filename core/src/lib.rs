@@ -11,9 +11,9 @@
 //!
 //! The modules at the top level are the shared base: text normalisation,
 //! gram sets, exact scores, the exposure of a test item and its merge, the
-//! test set's preparation, errors, corpus fingerprints and worker pools.
-//! Each strategy is a folder that uses the base and never the other
-//! strategy. The Python bindings (`python`, behind the `python` feature) sit
+//! test set's preparation, errors, corpus fingerprints and worker pools. The
+//! base uses nothing else in the crate. Each strategy is a folder that uses
+//! the base and never the other strategy. The Python bindings (`python`, behind the `python` feature) sit
 //! on top and hold no algorithm.
 
 // The shared base.

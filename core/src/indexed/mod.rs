@@ -8,8 +8,9 @@
 //! its answer to a test set ([`training_index`]), the posting lists of a
 //! block of rows ([`postings`]) stored bit-packed ([`packed`]) in arrays
 //! owned or borrowed from a mapped file ([`storage`]), the exact search of
-//! one query over them ([`search`]), and the named arrays of an index file
-//! with the checks that make them trustworthy before any search
+//! one query over them ([`search`]), the exposure of one test item to a
+//! block's source and target lists ([`block`]), and the named arrays of an
+//! index file with the checks that make them trustworthy before any search
 //! ([`index_file`]).
 //!
 //! Uses the shared base only (errors, grams, scores, exposures, the test
@@ -20,6 +21,7 @@
 //! read back from arrays is trusted only after every array's checksum and
 //! structure have been checked; answers equal the streaming strategy's.
 
+pub mod block;
 pub mod index_file;
 pub mod packed;
 pub mod postings;

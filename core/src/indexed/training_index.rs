@@ -12,11 +12,12 @@ use rayon::ThreadPool;
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::error::{invalid, Error, Result};
-use crate::exposure::{Block, Exposure, ItemQueries};
+use crate::exposure::Exposure;
 use crate::grams::{Gram, GramConfig};
 use crate::pool::pool;
 use crate::test_set::{check_aligned, prepare, TestItem};
 
+use super::block::{Block, ItemQueries};
 use super::postings::{Postings, Query, Rows};
 use super::search::Scratch;
 use super::storage::{Array, Key128};
