@@ -17,7 +17,7 @@ use crate::score::{min_score, overlap, top_k, Bar, Hit, Score};
 use crate::test_set::{check_aligned, prepare, TestItem};
 
 use super::prefix_index::{min_overlap, GramOrder, PrefixIndex, SLACK};
-use super::vocabulary::{GramSet, Vocabulary};
+use super::vocabulary::{sorted, text, GramSet, Text, Vocabulary};
 
 /// The first block; later blocks double up to the largest.
 const FIRST_BLOCK_ROWS: usize = 512;
@@ -28,23 +28,6 @@ const ORDER_GROWTH: u64 = 4;
 
 /// How many grams ahead of its lookup a row's gram is fetched.
 const LOOKUP_AHEAD: usize = 8;
-
-/// A text as ids in the test vocabulary (sorted where a merge needs them),
-/// and the size of its full gram set.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Text {
-    pub(crate) size: u32,
-    pub(crate) ids: Vec<u32>,
-}
-
-/// A text's ids in the vocabulary, in gram order (sort them to merge).
-fn text(vocab: &Vocabulary, grams: &[Gram]) -> Text {
-    let ids: Vec<u32> = grams.iter().filter_map(|&g| vocab.get(g)).collect();
-    Text {
-        size: grams.len() as u32,
-        ids,
-    }
-}
 
 /// A set of vocabulary ids emptied in constant time: an id is in the set
 /// when its stamp is the current one. Empty it before first use.
@@ -129,11 +112,6 @@ impl Reader {
             ids,
         }
     }
-}
-
-fn sorted(mut t: Text) -> Text {
-    t.ids.sort_unstable();
-    t
 }
 
 /// The distinct texts of one side of a block, normalised and read, and the

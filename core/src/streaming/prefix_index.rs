@@ -17,8 +17,8 @@ use rayon::prelude::*;
 
 use crate::score::Bar;
 
-use super::audit::Text;
 use super::fetch::prefetch;
+use super::vocabulary::Text;
 
 /// Grams indexed beyond the shortest prefix: a row must then share more
 /// than `SLACK` prefix grams with a text before the text's other grams are

@@ -1,7 +1,8 @@
 //! The test set's gram vocabulary: gram keys to dense ids, in an
 //! open-addressing table (linear probing) whose slots can be fetched ahead of
 //! a lookup, so that the lookups of a training row's grams overlap in memory
-//! instead of waiting for one another.
+//! instead of waiting for one another. A [`Text`] is a text written in those
+//! ids, as the prefix index, the test side and the probes all read it.
 
 use crate::grams::Gram;
 
@@ -113,6 +114,28 @@ impl Vocabulary {
     pub(crate) fn prefetch(&self, g: Gram) {
         prefetch(&self.slots, self.home(g));
     }
+}
+
+/// A text as ids in the test vocabulary (sorted where a merge needs them),
+/// and the size of its full gram set.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Text {
+    pub(crate) size: u32,
+    pub(crate) ids: Vec<u32>,
+}
+
+/// A text's ids in the vocabulary, in gram order (sort them to merge).
+pub(crate) fn text(vocab: &Vocabulary, grams: &[Gram]) -> Text {
+    let ids: Vec<u32> = grams.iter().filter_map(|&g| vocab.get(g)).collect();
+    Text {
+        size: grams.len() as u32,
+        ids,
+    }
+}
+
+pub(crate) fn sorted(mut t: Text) -> Text {
+    t.ids.sort_unstable();
+    t
 }
 
 /// A set of gram keys emptied in constant time, to count the distinct grams
