@@ -16,10 +16,13 @@
 //! audited apart and combined with [`StreamingAudit::merge`].
 //!
 //! Owns the [`StreamingAudit`] and what only it needs: the audit driver
-//! (`audit`), the test side and its prefix indexes (`prefix_index`), the
-//! test set's vocabulary (`vocabulary`) and the memory prefetch hint
-//! (`fetch`). Only [`StreamingAudit`] is seen outside: the submodules are
-//! private.
+//! (`audit`: blocks, document frequencies, gram orders, bars, merging
+//! audits), the test side (`test_side`), training rows read in the test
+//! vocabularies (`training_rows`), one thread's probe of a run of rows
+//! (`probe`), the prefix indexes of the test texts (`prefix_index`), the
+//! test vocabulary and texts written in its ids (`vocabulary`), and the
+//! memory prefetch hint (`fetch`). Only [`StreamingAudit`] is seen outside:
+//! the submodules are private.
 //!
 //! Uses the shared base only (errors, grams, scores, exposures, the test
 //! set's preparation, pools), never the indexed strategy.
@@ -32,6 +35,9 @@
 mod audit;
 mod fetch;
 mod prefix_index;
+mod probe;
+mod test_side;
+mod training_rows;
 mod vocabulary;
 
 pub use audit::StreamingAudit;

@@ -2,7 +2,9 @@
 //! open-addressing table (linear probing) whose slots can be fetched ahead of
 //! a lookup, so that the lookups of a training row's grams overlap in memory
 //! instead of waiting for one another. A [`Text`] is a text written in those
-//! ids, as the prefix index, the test side and the probes all read it.
+//! ids, as the prefix index, the test side and the probes all read it; the
+//! sets emptied in constant time, of grams ([`GramSet`]) and of ids
+//! ([`Stamps`]), serve one text at a time.
 
 use crate::grams::Gram;
 
@@ -180,6 +182,42 @@ impl GramSet {
             }
             i = (i + 1) & mask;
         }
+    }
+}
+
+/// A set of vocabulary ids emptied in constant time: an id is in the set
+/// when its stamp is the current one. Empty it before first use.
+pub(crate) struct Stamps {
+    stamps: Vec<u32>,
+    current: u32,
+}
+
+impl Stamps {
+    pub(crate) fn new(vocab_len: usize) -> Stamps {
+        Stamps {
+            stamps: vec![0; vocab_len],
+            current: 0,
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.current = self.current.wrapping_add(1);
+        if self.current == 0 {
+            self.stamps.fill(0);
+            self.current = 1;
+        }
+    }
+
+    /// Add `id`; whether it was new.
+    pub(crate) fn insert(&mut self, id: u32) -> bool {
+        let stamp = &mut self.stamps[id as usize];
+        let new = *stamp != self.current;
+        *stamp = self.current;
+        new
+    }
+
+    pub(crate) fn contains(&self, id: u32) -> bool {
+        self.stamps[id as usize] == self.current
     }
 }
 

@@ -1,0 +1,268 @@
+//! Probing: one thread's pass over a run of a block's training rows. Each
+//! row probes the prefix indexes with its grams; the test texts it reaches
+//! are checked by an upper bound ([`Marks`]), scored exactly and offered to
+//! the item's top-k lists and pair, each against its bar: the higher of the
+//! item's bar before the block and the bar of what this run has found.
+
+use crate::exposure::{Exposure, TargetHit};
+use crate::score::{min_score, top_k, Bar, Hit, Score};
+
+use super::prefix_index::{min_overlap, PrefixIndex};
+use super::test_side::TestSide;
+use super::training_rows::Row;
+use super::vocabulary::{Stamps, Text};
+
+/// A row's grams marked in a vocabulary-sized array, so that the overlap of
+/// a text with the row costs one lookup per gram of the text.
+struct Marks(Stamps);
+
+impl Marks {
+    fn new(vocab_len: usize) -> Marks {
+        Marks(Stamps::new(vocab_len))
+    }
+
+    fn mark(&mut self, row: &Text) {
+        self.0.clear();
+        for &g in &row.ids {
+            self.0.insert(g);
+        }
+    }
+
+    fn shared(&self, ids: &[u32]) -> u32 {
+        ids.iter().filter(|&&g| self.0.contains(g)).count() as u32
+    }
+
+    /// The exact overlap of indexed text `t` (of `size` grams, `counted` of
+    /// its prefix grams in the marked row) with the row, if the row may pass
+    /// `bar`; `None` as soon as too few of the text's other grams are left.
+    fn overlap_passing(
+        &self,
+        index: &PrefixIndex,
+        t: usize,
+        counted: u32,
+        size: u32,
+        row: &Text,
+        bar: Bar,
+    ) -> Option<u32> {
+        let need = min_overlap(bar, size, row.size);
+        if need > row.ids.len() as u32 {
+            return None;
+        }
+        let rest = index.rest(t, row.size);
+        let mut misses_left = (counted + rest.len() as u32).checked_sub(need)?;
+        let mut shared = counted;
+        for &g in rest {
+            if self.0.contains(g) {
+                shared += 1;
+            } else if misses_left == 0 {
+                return None;
+            } else {
+                misses_left -= 1;
+            }
+        }
+        Some(shared)
+    }
+}
+
+/// The bars a later row must pass to change an item's answer: its top-k
+/// sources, its top-k targets, its pair.
+pub(crate) fn bars(e: &Exposure, k: usize) -> [Bar; 3] {
+    let target = match e.target.get(k - 1) {
+        Some(t) => Bar::above(t.hit.score),
+        None => Bar::OPEN,
+    };
+    [
+        Bar::after(&e.source, k),
+        target,
+        e.pair
+            .map_or(Bar::above(Score::ZERO), |h| Bar::above(h.score)),
+    ]
+}
+
+/// The bar a training source must pass to matter to an item: for its top-k
+/// sources or, when it has references, as a pair candidate.
+pub(crate) fn source_side(bars: [Bar; 3], has_references: bool) -> Bar {
+    if has_references {
+        bars[0].min(bars[2])
+    } else {
+        bars[0]
+    }
+}
+
+/// Working state of one thread over a run of rows of a block.
+pub(crate) struct Probe<'a> {
+    test: &'a TestSide,
+    before: &'a [Exposure],
+    k: usize,
+    pub(crate) found: Vec<Exposure>,
+    counts: Vec<u32>,
+    reference_counts: Vec<u32>,
+    target_best: Vec<Option<(Score, u32)>>,
+    target_touched: Vec<u32>,
+    /// Texts reached by the current row, with their prefix counts.
+    reached: Vec<(u32, u32)>,
+    source_marks: Marks,
+    target_marks: Marks,
+    bars: Vec<[Bar; 3]>,
+}
+
+impl<'a> Probe<'a> {
+    pub(crate) fn new(test: &'a TestSide, before: &'a [Exposure], k: usize) -> Probe<'a> {
+        let mut probe = Probe {
+            test,
+            before,
+            k,
+            found: vec![Exposure::default(); test.items.len()],
+            counts: vec![0; test.sources.len()],
+            reference_counts: vec![0; test.references.len()],
+            target_best: vec![None; test.items.len()],
+            target_touched: Vec::new(),
+            reached: Vec::new(),
+            source_marks: Marks::new(test.source_vocab.len()),
+            target_marks: Marks::new(test.target_vocab.len()),
+            bars: Vec::new(),
+        };
+        probe.bars = (0..test.items.len()).map(|i| probe.bars_of(i)).collect();
+        probe
+    }
+
+    /// The bars a row must pass for item `i`: source top-k, target top-k, pair.
+    fn bars_of(&self, i: usize) -> [Bar; 3] {
+        let (before, found) = (bars(&self.before[i], self.k), bars(&self.found[i], self.k));
+        [0, 1, 2].map(|j| before[j].max(found[j]))
+    }
+
+    fn refresh(&mut self, i: usize) {
+        self.bars[i] = self.bars_of(i);
+    }
+
+    fn source_bar(&self, i: usize) -> Bar {
+        self.bars[i][0]
+    }
+
+    fn target_bar(&self, i: usize) -> Bar {
+        self.bars[i][1]
+    }
+
+    fn pair_bar(&self, i: usize) -> Bar {
+        self.bars[i][2]
+    }
+
+    /// A reference's exact overlap with the current row's target.
+    fn reference_shared(&self, references: &PrefixIndex, slot: usize, target_size: u32) -> u32 {
+        self.reference_counts[slot] + self.target_marks.shared(references.rest(slot, target_size))
+    }
+
+    fn offer_source(
+        &mut self,
+        references: &PrefixIndex,
+        i: usize,
+        row: u64,
+        source: Score,
+        target_size: u32,
+    ) {
+        let mut changed = false;
+        if self.source_bar(i).admits(source) {
+            let hits = &mut self.found[i].source;
+            hits.push(Hit { score: source, row });
+            *hits = top_k(std::mem::take(hits), self.k);
+            changed = true;
+        }
+        if !self.test.items[i].references.is_empty() && self.pair_bar(i).admits(source) {
+            let target = self
+                .test
+                .target_score(i, target_size, |slot| {
+                    self.reference_shared(references, slot, target_size)
+                })
+                .0;
+            let pair = min_score(source, target);
+            if self.pair_bar(i).admits(pair) {
+                self.found[i].pair = Some(Hit { score: pair, row });
+                changed = true;
+            }
+        }
+        if changed {
+            self.refresh(i);
+        }
+    }
+
+    fn offer_target(&mut self, i: usize, row: u64, score: Score, reference: u32) {
+        if self.target_bar(i).admits(score) {
+            let hits = &mut self.found[i].target;
+            hits.push(TargetHit {
+                hit: Hit { score, row },
+                reference,
+            });
+            hits.sort_by(|a, b| a.hit.rank(&b.hit));
+            hits.truncate(self.k);
+            self.refresh(i);
+        }
+    }
+
+    pub(crate) fn row(&mut self, index: &(PrefixIndex, PrefixIndex), row: u64, r: &Row) {
+        let test = self.test;
+        let (sources, references) = index;
+        self.source_marks.mark(r.source);
+        self.target_marks.mark(r.target);
+        // Reference counts first: pair candidates need them.
+        references.probe(&r.target.ids, r.target.size, &mut self.reference_counts);
+        // Source side: source exposure and pair candidates.
+        sources.probe(&r.source.ids, r.source.size, &mut self.counts);
+        let mut reached = std::mem::take(&mut self.reached);
+        sources.reached(&self.counts, &mut reached);
+        self.counts.fill(0);
+        for &(i, counted) in &reached {
+            let i = i as usize;
+            let bar = source_side(self.bars[i], !test.items[i].references.is_empty());
+            let size = test.sources[i].size;
+            let passing = self
+                .source_marks
+                .overlap_passing(sources, i, counted, size, r.source, bar);
+            if let Some(shared) = passing {
+                let score = test.source_score(i, r.source.size, shared);
+                self.offer_source(references, i, row, score, r.target.size);
+            }
+        }
+        if r.source.size == 0 {
+            for &i in &test.empty_sources {
+                let score = Score::jaccard(0, 0, 0);
+                self.offer_source(references, i as usize, row, score, r.target.size);
+            }
+        }
+        // Target side: the best reference of each item reached.
+        references.reached(&self.reference_counts, &mut reached);
+        if r.target.size == 0 {
+            // An empty reference passes an empty target (J = 1) on no count.
+            reached.extend(test.empty_references.iter().map(|&slot| (slot, 0)));
+        }
+        for &(slot, counted) in &reached {
+            let slot = slot as usize;
+            let i = test.reference_of[slot].0 as usize;
+            if self.target_best[i].is_some() {
+                continue;
+            }
+            let reference = &test.references[slot];
+            let bar = self.target_bar(i);
+            let both_empty = reference.size == 0 && r.target.size == 0;
+            if both_empty
+                || self
+                    .target_marks
+                    .overlap_passing(references, slot, counted, reference.size, r.target, bar)
+                    .is_some()
+            {
+                let best = test.target_score(i, r.target.size, |slot| {
+                    self.reference_shared(references, slot, r.target.size)
+                });
+                self.target_best[i] = Some(best);
+                self.target_touched.push(i as u32);
+            }
+        }
+        self.reached = reached;
+        self.reference_counts.fill(0);
+        for i in std::mem::take(&mut self.target_touched) {
+            if let Some((score, reference)) = self.target_best[i as usize].take() {
+                self.offer_target(i as usize, row, score, reference);
+            }
+        }
+    }
+}
