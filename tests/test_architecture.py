@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -176,3 +177,81 @@ def test_the_old_paths_name_the_same_objects() -> None:
     assert old["tame_config"].TameConfig is tame_mt_metric.TameConfig
     assert old["index_store"].read_index.__module__ == "tame_mt_metric.cache.index_files"
     assert old["xsts"].calibrate.__module__ == "tame_mt_metric.flores.xsts"
+
+
+# The core (core/src): the shared base at the top level, one folder per
+# strategy; a strategy uses the base only, the base uses nothing above it, and
+# only lib.rs and python.rs (the bindings) see everything.
+CORE = PACKAGE.parent / "core" / "src"
+CORE_ALLOWED: Mapping[str, frozenset[str]] = {
+    "base": frozenset({"base"}),
+    "indexed": frozenset({"base", "indexed"}),
+    "streaming": frozenset({"base", "streaming"}),
+    "crate": frozenset({"base", "indexed", "streaming", "crate"}),
+}
+
+
+def core_group(top: str) -> str:
+    """The group of a top-level module (or item) of the crate."""
+    if top in ("indexed", "streaming"):
+        return top
+    return "crate" if top in ("lib", "python") else "base"
+
+
+def crate_uses(source: str, reexports: Mapping[str, str]) -> set[str]:
+    """The top-level modules of the crate that ``source`` names by ``crate::``
+    (an item re-exported at the crate root counts as its module)."""
+    code = re.sub(r"//[^\n]*", "", source)
+    found = set()
+    for match in re.finditer(r"crate::(\{[^}]*\}|\w+)", code):
+        for path in match.group(1).strip("{}").split(","):
+            name = path.strip().split("::")[0]
+            if name:
+                found.add(reexports.get(name, name))
+    return found
+
+
+def core_edges() -> dict[str, set[str]]:
+    reexports = {
+        item: module
+        for module, items in re.findall(
+            r"pub use (\w+)::(?:\w+::)*\{?([\w, ]+)\}?;", (CORE / "lib.rs").read_text("utf-8")
+        )
+        for item in re.findall(r"\w+", items)
+    }
+    return {
+        str(path.relative_to(CORE)): crate_uses(path.read_text("utf-8"), reexports)
+        for path in sorted(CORE.rglob("*.rs"))
+    }
+
+
+def core_wrong_way(edges: Mapping[str, set[str]]) -> list[str]:
+    found = []
+    for path, used in edges.items():
+        group = core_group(Path(path).parts[0].removesuffix(".rs"))
+        for module in sorted(used):
+            if core_group(module) not in CORE_ALLOWED[group]:
+                found.append(f"core/src/{path} ({group}) uses crate::{module}")
+    return found
+
+
+def test_the_core_has_a_folder_per_strategy_over_the_base() -> None:
+    assert {p.name for p in CORE.iterdir() if p.is_dir()} == {"indexed", "streaming"}
+    edges = core_edges()
+    assert core_wrong_way(edges) == []
+    assert "indexed" in edges["python.rs"] and "streaming" in edges["python.rs"]
+
+
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("exposure.rs", "use crate::indexed::block::Block;"),
+        ("indexed/search.rs", "use crate::streaming::StreamingAudit;"),
+        ("streaming/probe.rs", "use crate::{score::Hit, TrainingIndex};"),
+        ("score.rs", "fn f() { crate::python::x(); }"),
+    ],
+)
+def test_a_wrong_way_use_in_the_core_is_caught(path: str, source: str) -> None:
+    edges = core_edges()
+    edges[path] = edges[path] | crate_uses(source, {"TrainingIndex": "indexed"})
+    assert core_wrong_way(edges), source
