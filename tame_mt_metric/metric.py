@@ -240,6 +240,11 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
                         f"{sorted(_COMPUTE_ARGUMENTS)}); report settings are load-time "
                         f"options: evaluate.load('tame_mt', {name}=...)"
                     )
+            for flag in ("return_report", "include_neighbor_text"):
+                if not isinstance(kwargs.get(flag, False), bool):
+                    raise InvalidOptionError(
+                        f"{flag}: expected True or False, got {kwargs[flag]!r}"
+                    )
             if "train" in kwargs:
                 kwargs["train"] = self._corpus(kwargs["train"])
             elif self.train is None:

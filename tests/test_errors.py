@@ -10,6 +10,7 @@ import pytest
 
 from tame_mt_metric import (
     EmptyCorpusError,
+    EmptyTestSetError,
     InputTextError,
     InvalidOptionError,
     MisalignedInputError,
@@ -40,6 +41,8 @@ def test_errors_are_value_errors_of_the_package() -> None:
         ({"ngram_orders": (2.5,)}, "ngram_orders: expected an integer"),
         ({"top_k": 0}, "top_k: must be at least 1"),
         ({"threads": 0}, "threads: must be at least 1"),
+        ({"threads": 257}, "threads: must be at most 256"),
+        ({"threads": 4096}, "threads: must be at most 256"),
         ({"strategy": "fast"}, "strategy: expected one of"),
         ({"lowercase": "yes"}, "lowercase: expected True or False"),
     ],
@@ -54,6 +57,9 @@ def test_threads_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert RetrievalConfig().resolved_threads() == 3
     monkeypatch.setenv("TAME_MT_THREADS", "many")
     with pytest.raises(InvalidOptionError, match="TAME_MT_THREADS"):
+        RetrievalConfig().resolved_threads()
+    monkeypatch.setenv("TAME_MT_THREADS", "99999")
+    with pytest.raises(InvalidOptionError, match="TAME_MT_THREADS: must be at most 256"):
         RetrievalConfig().resolved_threads()
 
 
@@ -150,3 +156,80 @@ def test_thresholds_outside_the_unit_interval(bad: str) -> None:
         TameConfig(leak_thresholds=f"0.5,{bad}")  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="far_threshold"):
         TameConfig(far_threshold=float(bad) if bad not in ("", "x") else bad)  # type: ignore[arg-type]
+
+
+def test_an_empty_test_set_is_refused_by_every_entry_point() -> None:
+    index = TrainingIndex.build(["a b c"], ["x y z"])
+    for call in (
+        lambda: find_exposures(["a b c"], ["x y z"], [], []),
+        lambda: stream_exposures([("a b c", "x y z")], []),
+        lambda: StreamingAudit([]),
+        lambda: index.find_exposures([]),
+    ):
+        with pytest.raises(EmptyTestSetError, match="test_sources: the test set is empty"):
+            call()
+
+
+def test_retrieval_settings_of_another_type_are_refused() -> None:
+    with pytest.raises(InvalidOptionError, match="config: expected a RetrievalConfig, got dict"):
+        find_exposures(["a"], ["b"], ["a"], config={"lowercase": True})  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="config: expected a RetrievalConfig"):
+        TrainingIndex.build(["a"], ["b"], "streaming")  # type: ignore[arg-type]
+
+
+def test_gzip_damage_names_the_file(tmp_path: Path) -> None:
+    whole = gzip.compress("".join(f"line {i}\n" for i in range(2000)).encode())
+    truncated, plain = tmp_path / "truncated.gz", tmp_path / "plain.gz"
+    truncated.write_bytes(whole[: len(whole) // 2])
+    plain.write_text("Mhello\n", encoding="utf-8")
+    with pytest.raises(InputTextError, match=rf"{truncated}:\d+: not a readable gzip file"):
+        read_lines(truncated)
+    with pytest.raises(InputTextError, match=rf"{plain}:1: not a readable gzip file"):
+        read_lines(plain)
+
+
+def test_a_byte_order_mark_starts_no_text(tmp_path: Path) -> None:
+    path = tmp_path / "bom.txt"
+    path.write_bytes("\ufeffthe house\n\ufeffinside\n".encode())
+    assert read_lines(path) == ["the house", "\ufeffinside"]  # only the file's first
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"predictions": ["x\ud800", "y"]}, r"predictions\[0\]: not valid Unicode"),
+        ({"sources": ["a", "\udfff"]}, r"sources\[1\]: not valid Unicode"),
+        ({"references": ["x", "y\udc00"]}, r"references\[1\]: not valid Unicode"),
+        ({"references": [["x", "x"], ["y", "\udc00"]]}, r"references\[1\]\[1\]: not valid"),
+    ],
+)
+def test_a_lone_surrogate_in_compute_is_an_input_text_error(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    import tame_mt_metric
+
+    metric = tame_mt_metric.load(train={"source": ["a b"], "target": ["x y"]}, keep_in_memory=True)
+    inputs = {"predictions": ["x", "y"], "references": ["x", "y"], "sources": ["a", "b"]}
+    with pytest.raises(InputTextError, match=message):
+        metric.compute(**{**inputs, **kwargs})
+
+
+@pytest.mark.parametrize("flag", ["return_report", "include_neighbor_text"])
+def test_compute_flags_are_booleans(flag: str) -> None:
+    import tame_mt_metric
+
+    metric = tame_mt_metric.load(train={"source": ["a b"], "target": ["x y"]}, keep_in_memory=True)
+    with pytest.raises(InvalidOptionError, match=f"{flag}: expected True or False, got 'yes'"):
+        metric.compute(predictions=["x"], references=["x"], sources=["a"], **{flag: "yes"})
+
+
+def test_a_cache_folder_that_is_a_file_is_named(tmp_path: Path) -> None:
+    import tame_mt_metric
+
+    path = tmp_path / "not-a-folder"
+    path.write_text("", encoding="utf-8")
+    metric = tame_mt_metric.load(
+        train={"source": ["a b"], "target": ["x y"]}, keep_in_memory=True, tame_cache_dir=str(path)
+    )
+    with pytest.raises(InvalidOptionError, match=f"tame_cache_dir.*{path} exists and is not a"):
+        metric.compute(predictions=["x"], references=["x"], sources=["a"])

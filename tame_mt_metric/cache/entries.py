@@ -75,13 +75,19 @@ class CacheOptions:
 
 
 def cache_root(cache_dir: str | Path | None = None) -> Path:
+    """The cache folder: ``cache_dir`` (the metric's ``tame_cache_dir``, the CLI's
+    ``--cache-dir``), else ``TAME_MT_CACHE``, else under the datasets cache."""
     if cache_dir is not None:
-        return Path(cache_dir)
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    from datasets import config
+        root, given = Path(cache_dir), "the cache folder (tame_cache_dir, --cache-dir)"
+    elif os.environ.get(CACHE_ENV):
+        root, given = Path(os.environ[CACHE_ENV]), CACHE_ENV
+    else:
+        from datasets import config
 
-    return Path(config.HF_DATASETS_CACHE) / "tame_mt"
+        root, given = Path(config.HF_DATASETS_CACHE) / "tame_mt", "the datasets cache"
+    if root.exists() and not root.is_dir():
+        raise InvalidOptionError(f"{given}: {root} exists and is not a folder")
+    return root
 
 
 def _settings_digest(config: RetrievalConfig) -> str:

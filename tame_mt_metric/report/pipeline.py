@@ -20,7 +20,12 @@ from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.scores import SACREBLEU_VERSION, Scorers
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.exposure import Exposures, TrainingIndex
-from tame_mt_metric.retrieval.inputs import check_aligned, check_texts, references_per_item
+from tame_mt_metric.retrieval.inputs import (
+    check_aligned,
+    check_texts,
+    check_unicode,
+    references_per_item,
+)
 
 __all__ = ["TameResult", "check_test_set", "report_from_audit", "score_tame", "signature"]
 
@@ -38,6 +43,13 @@ def check_test_set(
     if references is None:
         raise InputTextError("references: required (one string or one list per prediction)")
     refs = references_per_item(references, len(preds), against="predictions", start=start)
+    check_unicode("predictions", preds, start)
+    check_unicode("sources", srcs, start)
+    for i, item in enumerate(refs, start=start):
+        if len(item) == 1:
+            check_unicode("references", item, start=i)
+        else:
+            check_unicode(f"references[{i}]", item)
     return preds, refs, srcs
 
 

@@ -11,6 +11,7 @@ from tame_mt_metric.errors import InvalidOptionError
 
 __all__ = [
     "MAX_NGRAM_ORDER",
+    "MAX_THREADS",
     "STRATEGIES",
     "ZERO_POLICIES",
     "RetrievalConfig",
@@ -27,13 +28,18 @@ ZeroPolicy = Literal["empty", "nearest"]
 ZERO_POLICIES: tuple[ZeroPolicy, ...] = ("empty", "nearest")
 MAX_NGRAM_ORDER = 6
 THREADS_ENV = "TAME_MT_THREADS"
+# More workers than this only cost their start-up: no machine the audit runs on
+# gains from them, and thousands of threads can take minutes to spawn.
+MAX_THREADS = 256
 
 
-def _check_int(name: str, value: object, minimum: int) -> int:
+def _check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidOptionError(f"{name}: expected an integer, got {value!r}")
     if value < minimum:
         raise InvalidOptionError(f"{name}: must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise InvalidOptionError(f"{name}: must be at most {maximum}, got {value}")
     return value
 
 
@@ -64,7 +70,8 @@ class RetrievalConfig:
     top_k: neighbours kept per test item and side (the first is the nearest).
     strategy: "indexed" (index the training corpus), "streaming" (one pass over it),
         or "auto" (streaming unless the test set outnumbers the training corpus).
-    threads: worker threads; None reads TAME_MT_THREADS, else one per core.
+    threads: worker threads, at most ``MAX_THREADS`` (256); None reads
+        TAME_MT_THREADS (same bound), else one per core.
     block_rows: training rows searched together by the streaming strategy.
     """
 
@@ -98,7 +105,7 @@ class RetrievalConfig:
                 f"strategy: expected one of {STRATEGIES}, got {self.strategy!r}"
             )
         if self.threads is not None:
-            _check_int("threads", self.threads, 1)
+            _check_int("threads", self.threads, 1, MAX_THREADS)
 
     def resolved_threads(self) -> int:
         """Threads to use; 0 means one per core."""
@@ -108,11 +115,12 @@ class RetrievalConfig:
         if not env:
             return 0
         try:
-            return _check_int(THREADS_ENV, int(env), 1)
+            value = int(env)
         except ValueError as exc:
             raise InvalidOptionError(
                 f"{THREADS_ENV}: expected a positive integer, got {env!r}"
             ) from exc
+        return _check_int(THREADS_ENV, value, 1, MAX_THREADS)
 
     def normalization_name(self) -> str:
         name = "nfkc_ws"

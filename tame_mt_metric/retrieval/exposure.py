@@ -11,7 +11,7 @@ from typing import Any
 
 import tame_mt_core as _core
 
-from tame_mt_metric.errors import EmptyCorpusError
+from tame_mt_metric.errors import EmptyCorpusError, EmptyTestSetError, InvalidOptionError
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.inputs import (
     check_aligned,
@@ -154,6 +154,23 @@ def _from_core(raw: dict[str, Any], num_train: int, strategy: str) -> Exposures:
     return Exposures(tuple(items), num_train, strategy)
 
 
+def _settings(config: object) -> RetrievalConfig:
+    """The retrieval settings given, or the defaults."""
+    if config is None:
+        return RetrievalConfig()
+    if not isinstance(config, RetrievalConfig):
+        raise InvalidOptionError(f"config: expected a RetrievalConfig, got {type(config).__name__}")
+    return config
+
+
+def _test_set(test_sources: object) -> list[str]:
+    """The test sources as a list: strings, at least one."""
+    sources = check_texts("test_sources", test_sources)
+    if not sources:
+        raise EmptyTestSetError("test_sources: the test set is empty")
+    return sources
+
+
 class TrainingIndex:
     """An index of a training corpus (both sides), reusable for many test sets.
 
@@ -173,7 +190,7 @@ class TrainingIndex:
         train_targets: Sequence[str],
         config: RetrievalConfig | None = None,
     ) -> TrainingIndex:
-        config = config or RetrievalConfig()
+        config = _settings(config)
         sources, targets = check_training(train_sources, train_targets)
         core = _core.TrainingIndex(
             sources,
@@ -198,7 +215,7 @@ class TrainingIndex:
         test_sources: Sequence[str],
         references: Sequence[str] | Sequence[Sequence[str]] | None = None,
     ) -> Exposures:
-        sources = check_texts("test_sources", test_sources)
+        sources = _test_set(test_sources)
         refs = references_per_item(references, len(sources))
         raw = self._core.expose(sources, refs, top_k=self.config.top_k)
         return _from_core(raw, self.rows, "indexed")
@@ -224,8 +241,8 @@ class StreamingAudit:
         references: Sequence[str] | Sequence[Sequence[str]] | None = None,
         config: RetrievalConfig | None = None,
     ) -> None:
-        self.config = config or RetrievalConfig()
-        sources = check_texts("test_sources", test_sources)
+        self.config = _settings(config)
+        sources = _test_set(test_sources)
         self._core = _core.StreamingAudit(
             sources,
             references_per_item(references, len(sources)),
@@ -269,7 +286,7 @@ def stream_exposures(
 ) -> Exposures:
     """One pass over training pairs from any iterable (e.g. two files zipped),
     holding only one block of them in memory at a time."""
-    config = config or RetrievalConfig()
+    config = _settings(config)
     audit = StreamingAudit(test_sources, references, config)
     pairs = iter(train_pairs)
     while block := list(islice(pairs, config.block_rows)):
@@ -299,9 +316,9 @@ def find_exposures(
     >>> ex.source_neighbor, round(ex.source_exposure[0], 3)
     ([0], 0.857)
     """
-    config = config or RetrievalConfig()
+    config = _settings(config)
     sources, targets = check_training(train_sources, train_targets)
-    test = check_texts("test_sources", test_sources)
+    test = _test_set(test_sources)
     if _choose(config, len(sources), len(test)) == "indexed":
         return TrainingIndex.build(sources, targets, config).find_exposures(test, references)
     # The lists are checked already: feed them in blocks as they are.

@@ -4,6 +4,7 @@ argument or file and the item or line."""
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -17,6 +18,7 @@ __all__ = [
     "check_aligned",
     "check_texts",
     "check_training",
+    "check_unicode",
     "iter_lines",
     "read_lines",
     "references_per_item",
@@ -33,6 +35,19 @@ def check_texts(name: str, items: object, start: int = 0) -> list[str]:
             if not isinstance(item, str):
                 raise InputTextError(f"{name}[{i}]: expected a string, got {type(item).__name__}")
     return list(items)
+
+
+def check_unicode(name: str, items: Sequence[str], start: int = 0) -> None:
+    """Strings that UTF-8 can hold (a lone surrogate cannot), or an error naming
+    the first that cannot: for texts written to Arrow before the core reads them."""
+    try:
+        "".join(items).encode("utf-8")
+    except UnicodeEncodeError:
+        for i, item in enumerate(items, start=start):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InputTextError(f"{name}[{i}]: not valid Unicode ({exc.reason})") from exc
 
 
 def check_aligned(
@@ -82,16 +97,25 @@ def references_per_item(
 
 
 def iter_lines(path: str | Path) -> Iterator[str]:
-    """Lines of a UTF-8 text file (``.gz`` is decompressed), without newlines."""
+    """Lines of a UTF-8 text file (``.gz`` is decompressed), without newlines;
+    a byte-order mark at the start of the file is not text and is dropped."""
     p = Path(path)
     opener = gzip.open if p.suffix == ".gz" else open
     with opener(p, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line: str = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputTextError(f"{p}:{number}: not valid UTF-8 ({exc.reason})") from exc
-            yield line.rstrip("\n").removesuffix("\r")
+        number = 0
+        try:
+            for number, raw in enumerate(f, start=1):
+                try:
+                    line: str = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputTextError(f"{p}:{number}: not valid UTF-8 ({exc.reason})") from exc
+                if number == 1:
+                    line = line.removeprefix("\ufeff")
+                yield line.rstrip("\n").removesuffix("\r")
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise InputTextError(
+                f"{p}:{number + 1}: not a readable gzip file ({exc or type(exc).__name__})"
+            ) from exc
 
 
 def read_lines(path: str | Path) -> list[str]:
