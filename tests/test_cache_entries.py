@@ -4,22 +4,26 @@ processes build an index once; a killed build leaves nothing trusted."""
 
 from __future__ import annotations
 
+import json
 import math
+import random
+import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from tame_mt_metric import (
     CacheWarning,
     IndexFileError,
-    InvalidOptionError,
     RetrievalConfig,
     TameConfig,
     TrainingCorpus,
-    audit,
+    TrainingIndex,
     score_tame,
 )
 from tame_mt_metric.cache.entries import (
@@ -32,6 +36,7 @@ from tame_mt_metric.cache.entries import (
 )
 from tame_mt_metric.cache.index_files import read_index
 from tame_mt_metric.demo import example_corpus
+from tame_mt_metric.report import audit
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -116,6 +121,53 @@ def test_a_damaged_audit_is_recomputed_with_a_warning(
     assert _same_fields(result.report.fields(), expected)
 
 
+def _edit_a_cell(path: Path) -> None:
+    """A value changed, the key metadata kept: what a byte flip or a hand edit
+    of one cell can do."""
+    table = pa.ipc.open_file(pa.BufferReader(path.read_bytes())).read_all()  # not mapped
+    column = table.column("source_overlap").to_pylist()
+    column[3] += 1
+    table = table.set_column(
+        table.column_names.index("source_overlap"), "source_overlap", pa.array(column, pa.uint64())
+    )
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_any_damage_to_a_cached_audit_gives_the_cold_numbers(
+    tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]], seed: int
+) -> None:
+    """Seeded damage past the header (byte flips, a cell edited under the same
+    key, a folder in the file's place): the next call in a new process returns
+    the numbers of a cold run, with a warning whenever it noticed."""
+    cache = CacheOptions(cache_dir=tmp_path)
+    cold = _score(corpus, data, CacheOptions(enabled=False), n=40)
+    _score(corpus, data, cache, n=40)
+    (entry,) = [e for e in list_entries(tmp_path) if e.kind == "audit"]
+    rng = random.Random(seed)
+    if seed == 0:
+        _edit_a_cell(entry.path)
+    elif seed == 1:
+        entry.path.unlink()
+        entry.path.mkdir()
+    else:
+        raw = bytearray(entry.path.read_bytes())
+        for _ in range(rng.randint(1, 4)):
+            raw[rng.randrange(64, len(raw))] ^= 1 << rng.randrange(8)
+        entry.path.write_bytes(bytes(raw))
+    audit._RECENT.clear()  # as in a new process: the file is all there is
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _score(corpus, data, cache, n=40)
+    assert _same_fields(result.report.fields(), cold.report.fields())
+    assert result.segments == cold.segments
+    if seed < 2:
+        assert [w for w in caught if issubclass(w.category, CacheWarning)]
+    audit._RECENT.clear()
+    assert _score(corpus, data, cache, n=40).report.backend["audit_cached"]  # whole again
+
+
 def _index_folder(root: Path) -> Path:
     (entry,) = [e for e in list_entries(root) if e.kind == "index"]
     return entry.path
@@ -133,11 +185,27 @@ def _damage(folder: Path, how: str) -> None:
         packed.write_bytes((folder / "target.packed.arrow").read_bytes())
     elif how == "manifest":
         (folder / "manifest.json").write_text("{", encoding="utf-8")
+    elif how == "manifest-list":
+        (folder / "manifest.json").write_text("[]", encoding="utf-8")
+    elif how in ("rows-negative", "rows-huge", "checksum-huge"):
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        if how == "checksum-huge":
+            manifest["arrays"][0]["xxh3_64"] = 2**64
+        else:
+            manifest["rows"] = -1 if how == "rows-negative" else 2**70
+        (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    elif how == "file":
+        shutil.rmtree(folder)
+        folder.write_text("not an index", encoding="utf-8")
     else:
         (folder / "target.sizes.arrow").unlink()
 
 
-@pytest.mark.parametrize("how", ["flip", "truncate", "foreign", "manifest", "missing"])
+DAMAGE = ["flip", "truncate", "foreign", "manifest", "missing", "manifest-list"]
+DAMAGE += ["rows-negative", "rows-huge", "checksum-huge", "file"]
+
+
+@pytest.mark.parametrize("how", DAMAGE)
 def test_a_damaged_index_is_refused_or_rebuilt(
     tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]], how: str
 ) -> None:
@@ -163,10 +231,25 @@ def test_an_index_is_read_only_with_its_own_settings(
     cached_index(corpus, RetrievalConfig(), CacheOptions(cache_dir=tmp_path))
     with pytest.raises(IndexFileError, match="built with"):
         read_index(_index_folder(tmp_path), RetrievalConfig(lowercase=True))
-    other = TrainingCorpus(corpus.sources[:10], corpus.targets[:10])
-    cached_index(other, RetrievalConfig(), CacheOptions(cache_dir=tmp_path, train_key="bible"))
-    with pytest.raises(InvalidOptionError, match="'bible' names an index of 10 training pairs"):
-        cached_index(corpus, RetrievalConfig(), CacheOptions(cache_dir=tmp_path, train_key="bible"))
+
+
+@pytest.mark.parametrize("rows", [10, None], ids=["fewer-rows", "same-rows"])
+def test_an_index_of_another_corpus_is_rebuilt(
+    tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]], rows: int | None
+) -> None:
+    """A train_key kept while the corpus behind it changes, or another corpus's
+    index of the same size copied over the entry: found by the fingerprint."""
+    if rows is None:  # the same row count, other text
+        other = TrainingCorpus(corpus.sources[::-1], corpus.targets[::-1])
+    else:
+        other = TrainingCorpus(corpus.sources[:rows], corpus.targets[:rows])
+    cache = CacheOptions(cache_dir=tmp_path, train_key="bible")
+    cached_index(other, RetrievalConfig(), cache)
+    with pytest.warns(CacheWarning, match="indexes another corpus"):
+        index = cached_index(corpus, RetrievalConfig(), cache)
+    fresh = TrainingIndex.build(corpus.sources, corpus.targets)
+    test, refs = data["test_sources"][:30], data["references"][:30]
+    assert index.find_exposures(test, refs).items == fresh.find_exposures(test, refs).items
 
 
 def test_list_remove_clear(

@@ -1,10 +1,10 @@
 """The cache and the artifact files: training indexes and test-set audits kept
 in the datasets cache (``entries``), the index folder format (``index_files``)
 and the training text saved beside an index (``corpus_file``). Everything is
-written under a temporary name and renamed into place; an index or a saved
-corpus is read back only once its checks prove it intact and of the corpus and
-settings at hand (damage means a rebuild through the metric, or an
-``IndexFileError``); an audit is found by its key.
+written under a temporary name and renamed into place; an index, an audit or
+a saved corpus is read back only once its checks prove it intact and of the
+corpus and settings at hand (damage means a rebuild through the metric, or an
+``IndexFileError``).
 
 May import: ``tame_mt_metric.retrieval`` and the package's base modules
 (``errors``, ``digest``, ``_version``).

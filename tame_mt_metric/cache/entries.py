@@ -35,6 +35,7 @@ __all__ = [
     "cache_root",
     "cached_index",
     "clear",
+    "discard",
     "list_entries",
     "remove",
 ]
@@ -107,36 +108,49 @@ def find_cached_index(
     return folder if folder.is_dir() else None
 
 
-def _same_corpus(folder: Path, corpus: TrainingCorpus, cache: CacheOptions) -> None:
-    rows = read_manifest(folder).get("train_rows")
-    if rows != corpus.num_rows:
-        raise InvalidOptionError(
-            f"train_key: {cache.train_key!r} names an index of {rows} training pairs, "
-            f"the corpus has {corpus.num_rows} ({folder})"
+def _check_corpus(folder: Path, corpus: TrainingCorpus) -> None:
+    """The entry indexes this corpus: its manifest names the same fingerprint and
+    row count (a ``train_key`` is a promise, and promises break)."""
+    manifest = read_manifest(folder)
+    found = (manifest.get("train_fingerprint"), manifest.get("train_rows"))
+    if found != (corpus.fingerprint, corpus.num_rows):
+        raise IndexFileError(
+            f"{folder}: indexes another corpus (fingerprint {found[0]!r}, {found[1]!r} rows; "
+            f"the corpus at hand: {corpus.fingerprint}, {corpus.num_rows} rows)"
         )
+
+
+def discard(path: Path) -> None:
+    """Remove a damaged entry, whatever stands at its place."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def cached_index(
     corpus: TrainingCorpus, config: RetrievalConfig, cache: CacheOptions | None = None
 ) -> TrainingIndex:
     """The corpus's index from the cache, built and stored once if missing. An
-    entry that fails its checks is rebuilt, with a ``CacheWarning``."""
+    entry that fails its checks, or indexes another corpus, is rebuilt with a
+    ``CacheWarning``."""
     cache = cache or CacheOptions()
     key = cache.key_of(corpus)
     folder = _index_folder(cache.root(), key, config)
     folder.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(f"{folder}.lock"):
-        if folder.exists():
+        if folder.exists() or folder.is_symlink():
             try:
+                _check_corpus(folder, corpus)
                 index = read_index(folder, config)
             except IndexFileError as exc:
                 warnings.warn(f"rebuilding the cached index: {exc}", CacheWarning, stacklevel=2)
-                shutil.rmtree(folder)
+                discard(folder)
             else:
-                _same_corpus(folder, corpus, cache)
                 return index
         built = TrainingIndex.build(corpus.sources, corpus.targets, config)
-        write_index(built, folder, {"train_key": key, "train_rows": corpus.num_rows})
+        extra = {"train_key": key, "train_rows": corpus.num_rows}
+        write_index(built, folder, {**extra, "train_fingerprint": corpus.fingerprint})
         BUILDS["index"] += 1
         del built  # the memory-mapped copy replaces it
         return read_index(folder, config)

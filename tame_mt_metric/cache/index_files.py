@@ -71,9 +71,11 @@ def write_index(index: TrainingIndex, folder: Path, extra: dict[str, Any] | None
 
 def read_manifest(folder: Path) -> dict[str, Any]:
     try:
-        manifest: dict[str, Any] = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise IndexFileError(f"{folder / MANIFEST}: not a readable index manifest ({exc})") from exc
+    if not isinstance(manifest, dict):
+        raise IndexFileError(f"{folder / MANIFEST}: not an index manifest (a JSON object)")
     if manifest.get("format") != "tame-mt-metric index":
         raise IndexFileError(f"{folder}: not a tame-mt-metric index")
     if manifest.get("format_version") != _core.INDEX_FORMAT_VERSION:
@@ -84,8 +86,19 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
+def _count(value: object, bound: int = 1 << 63) -> int:
+    """A manifest's count or checksum: an integer in [0, bound)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < bound:
+        raise ValueError(f"expected an integer in [0, {bound}), got {value!r}")
+    return value
+
+
 def _read_array(folder: Path, entry: dict[str, Any]) -> tuple[Any, int]:
     name, path = entry["name"], folder / f"{entry['name']}.arrow"
+    if not isinstance(name, str) or entry["width"] not in _TYPES:
+        raise ValueError(f"an array entry of another shape: {entry!r}")
+    checksum = _count(entry["xxh3_64"], 1 << 64)
+    _count(entry["bytes"])
     try:
         reader = pa.ipc.open_file(pa.memory_map(str(path), "r"))
         if reader.schema.metadata != {b"tame_mt.array": name.encode()}:
@@ -100,7 +113,7 @@ def _read_array(folder: Path, entry: dict[str, Any]) -> tuple[Any, int]:
     data = column.buffers()[1]
     if data is None or len(column) * entry["width"] != entry["bytes"]:
         raise IndexFileError(f"{path}: {entry['bytes']} bytes expected")
-    return memoryview(data[: entry["bytes"]]).cast("B"), int(entry["xxh3_64"])
+    return memoryview(data[: entry["bytes"]]).cast("B"), checksum
 
 
 def read_index(folder: Path, config: RetrievalConfig) -> TrainingIndex:
@@ -113,7 +126,9 @@ def read_index(folder: Path, config: RetrievalConfig) -> TrainingIndex:
         )
     try:
         arrays = {entry["name"]: _read_array(folder, entry) for entry in manifest["arrays"]}
-        rows = int(manifest["rows"])
+        rows = _count(manifest["rows"])
+    except IndexFileError:
+        raise
     except (KeyError, TypeError, ValueError) as exc:
         raise IndexFileError(f"{folder / MANIFEST}: malformed ({exc!r})") from exc
     core = _core.TrainingIndex.from_arrays(

@@ -5,17 +5,19 @@ same test set with new predictions only scores the predictions."""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.cache.entries import CacheOptions, cached_index, find_cached_index
+from tame_mt_metric.cache.entries import CacheOptions, cached_index, discard, find_cached_index
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import CacheWarning
 from tame_mt_metric.report.config import TameConfig
@@ -51,7 +53,7 @@ class Audit:
 _RECENT: OrderedDict[tuple[str, str], Audit] = OrderedDict()
 _RECENT_SIZE = 8
 # Bumped whenever the audit file's columns or their meaning change.
-AUDIT_FORMAT = 2
+AUDIT_FORMAT = 3
 
 
 def choose_strategy(config: RetrievalConfig, num_train: int, num_test: int, indexed: bool) -> str:
@@ -123,19 +125,33 @@ def _to_table(audit: Audit, key: str) -> pa.Table:
     data["tm_hyp"] = pa.array(audit.tm_hypotheses, pa.string())
     for metric, stats in audit.tm_statistics.items():
         data[f"tm_stats_{metric}"] = pa.array(stats, pa.list_(pa.int64()))
+    table = pa.table(data)
     meta = {
         "tame_mt.audit": key,
+        "tame_mt.content": _content(_columns(table), key),
         "num_train": str(audit.exposures.num_train),
         "strategy": audit.exposures.strategy,
     }
-    return pa.table(data).replace_schema_metadata(meta)
+    return table.replace_schema_metadata(meta)
+
+
+def _columns(table: pa.Table) -> dict[str, list[Any]]:
+    return {name: table.column(name).to_pylist() for name in table.column_names}
+
+
+def _content(cols: dict[str, list[Any]], key: str) -> str:
+    """The proof an audit file carries: a digest of every value of every column,
+    and of the key it was written for."""
+    return digest(key, (json.dumps([name, cols[name]]) for name in sorted(cols)))
 
 
 def _from_table(table: pa.Table, key: str, num_items: int, statistics: set[str]) -> Audit:
     meta = table.schema.metadata or {}
     if meta.get(b"tame_mt.audit") != key.encode() or table.num_rows != num_items:
         raise ValueError("the file holds another audit")
-    cols = {name: table.column(name).to_pylist() for name in table.column_names}
+    cols = _columns(table)
+    if meta.get(b"tame_mt.content") != _content(cols, key).encode():
+        raise ValueError("its content differs from the digest it was written with")
     source, target, pair = (
         [Neighbour(*row) for row in zip(*(cols[f"{side}_{f}"] for f in fields), strict=True)]
         for side, fields in _COLUMNS.items()
@@ -164,7 +180,9 @@ def _audit_path(cache: CacheOptions, key: str) -> Path:
 
 
 def _load(path: Path, key: str, num_items: int, statistics: set[str]) -> Audit | None:
-    if not path.exists():
+    """The cached audit, or None when there is none; a damaged entry is removed
+    (with a ``CacheWarning``), so that it is recomputed."""
+    if not path.exists() and not path.is_symlink():
         return None
     try:
         with pa.memory_map(str(path), "r") as source:
@@ -174,6 +192,7 @@ def _load(path: Path, key: str, num_items: int, statistics: set[str]) -> Audit |
         warnings.warn(
             f"recomputing the cached audit {path.name}: {exc}", CacheWarning, stacklevel=3
         )
+        discard(path)
         return None
 
 
