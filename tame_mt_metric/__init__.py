@@ -27,6 +27,7 @@ from tame_mt_metric.errors import (
     InvalidOptionError,
     MisalignedInputError,
     MissingColumnError,
+    SegmentFileError,
     TameError,
 )
 from tame_mt_metric.loading import LOADING_SCRIPT, load
@@ -74,6 +75,7 @@ __all__ = [
     "MissingColumnError",
     "Neighbour",
     "RetrievalConfig",
+    "SegmentFileError",
     "StreamingAudit",
     "TameConfig",
     "TameError",

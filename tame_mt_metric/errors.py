@@ -14,6 +14,7 @@ __all__ = [
     "MisalignedInputError",
     "MissingColumnError",
     "MissingModelError",
+    "SegmentFileError",
     "TameError",
     "UndefinedCorrelationError",
 ]
@@ -57,6 +58,11 @@ class MissingColumnError(TameError, ValueError):
 
 class IndexFileError(TameError, ValueError):
     """A saved index is missing, truncated, corrupted, foreign or of another format."""
+
+
+class SegmentFileError(TameError, ValueError):
+    """A segment diagnostics file or its sidecar is unreadable, damaged, made by
+    another version, or differs from what it was written with."""
 
 
 class CacheWarning(UserWarning):

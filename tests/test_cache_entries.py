@@ -296,8 +296,9 @@ print(cache.BUILDS["index"], r.report.fields()["source_exposure_mean"], r.segmen
 """
 
 
-def test_four_processes_build_the_index_once(tmp_path: Path) -> None:
-    runs = [_python(COMPUTE, tmp_path) for _ in range(4)]
+@pytest.mark.parametrize("processes", [4, 8])
+def test_processes_on_a_cold_cache_build_the_index_once(tmp_path: Path, processes: int) -> None:
+    runs = [_python(COMPUTE, tmp_path) for _ in range(processes)]
     outputs = [run.communicate(timeout=300) for run in runs]
     assert all(run.returncode == 0 for run in runs), [err for _, err in outputs]
     builds = [int(out.split(" ", 1)[0]) for out, _ in outputs]
@@ -334,3 +335,38 @@ def test_a_build_killed_half_way_leaves_nothing_trusted(tmp_path: Path) -> None:
     assert done.returncode == 0, err
     assert out.startswith("1 ")  # the half-written folder was not used
     assert sorted(e.complete for e in list_entries(tmp_path)) == [False, True, True]
+
+
+SLOW_AUDIT = """
+import os, time
+real_replace = os.replace
+def replace(src, dst):
+    if os.path.basename(os.path.dirname(dst)) == "audit":
+        print("wrote", os.path.basename(src), flush=True)
+        time.sleep(120)
+    real_replace(src, dst)
+os.replace = replace
+"""
+
+
+def test_an_audit_killed_before_its_rename_leaves_nothing_trusted(tmp_path: Path) -> None:
+    """Killed (SIGKILL) with the audit file written under its temporary name,
+    at the step this test picks: the next process does not read it, computes
+    the audit again and gives the same numbers as an undisturbed run."""
+    run = _python(SLOW_AUDIT + COMPUTE, tmp_path)
+    try:
+        assert run.stdout is not None
+        line = run.stdout.readline()
+        assert line.startswith("wrote"), run.communicate()[1]
+    finally:
+        run.kill()
+        run.communicate()
+    audits = [e for e in list_entries(tmp_path) if e.kind == "audit"]
+    assert [e.complete for e in audits] == [False]
+    done = _python(COMPUTE, tmp_path)
+    out, err = done.communicate(timeout=300)
+    assert done.returncode == 0, err
+    clean = _python(COMPUTE, tmp_path / "clean")
+    assert out.split(" ", 1)[1] == clean.communicate(timeout=300)[0].split(" ", 1)[1]
+    audits = [e for e in list_entries(tmp_path) if e.kind == "audit"]
+    assert sorted(e.complete for e in audits) == [False, True]

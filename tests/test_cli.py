@@ -17,6 +17,7 @@ import pytest
 
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
 from tame_mt_metric.demo import example_corpus
+from tame_mt_metric.digest import digest
 
 SLICE = Path(__file__).resolve().parent.parent / "tame_mt_metric" / "data" / "flores200_slice"
 
@@ -379,3 +380,103 @@ def test_engine_ray_gives_the_same_report(files: dict[str, Path]) -> None:
     on_ray, local = _json(out / "ray.json"), _api(files)
     _same_numbers(on_ray, local)
     assert on_ray["config"]["engine"] == "ray"
+
+
+def _edit_segments(path: Path, how: str) -> None:
+    meta_path = path.with_name(path.name + ".meta.json")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    if how in ("fraction", "strings"):
+        row = json.loads(lines[3])
+        if how == "fraction":
+            row["exact"]["source"][1] += 1
+        else:
+            row["exact"]["source"] = ["a", "b", "c", "d"]
+        lines[3] = json.dumps(row)
+    elif how == "duplicate":
+        lines.insert(3, lines[3])
+    elif how in ("num_train", "train_fingerprint", "signature"):
+        meta[how] = 7 if how == "num_train" else "0" * 32
+    else:  # a sidecar written by another version, consistent in itself
+        meta["version"] = "0.0.9"
+        fields = {k: v for k, v in meta.items() if k != "proof"}
+        meta["proof"] = digest(json.dumps(fields, sort_keys=True, ensure_ascii=False))
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("fraction", "its lines differ from those it was written with"),
+        ("strings", "edited-strings.jsonl:4: malformed segment (not a neighbour"),
+        ("duplicate", "its lines differ from those it was written with"),
+        ("num_train", "its fields differ from those it was written with"),
+        ("train_fingerprint", "its fields differ from those it was written with"),
+        ("signature", "its fields differ from those it was written with"),
+        ("version", "made by tame-mt-metric 0.0.9, this is 0.1.0"),
+    ],
+)
+def test_edited_segment_files_are_refused(files: dict[str, Path], how: str, message: str) -> None:
+    out = files["root"]
+    segments = out / f"edited-{how}.jsonl"
+    cli(
+        "audit",
+        *_train(files),
+        "--test-src",
+        files["test_src"],
+        "--ref",
+        files["ref"],
+        "--segment-out",
+        segments,
+        "--quiet",
+    )
+    _edit_segments(segments, how)
+    done = cli(
+        "score-cached",
+        "--segment-in",
+        segments,
+        "--ref",
+        files["ref"],
+        "--hyp",
+        files["hyp"],
+        check=1,
+    )
+    assert message in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+KILLED_BEFORE_SIDECAR = """
+import sys, time
+from tame_mt_metric.cli import main, segments
+def held(path, value):
+    print("segment lines written", flush=True)
+    time.sleep(120)
+segments.write_json = held
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_an_audit_killed_between_lines_and_sidecar_is_refused(files: dict[str, Path]) -> None:
+    """Segments rewritten for other references, the process killed (SIGKILL)
+    after the lines and before their sidecar: the old sidecar no longer vouches
+    for the lines, so score-cached refuses instead of scoring the wrong audit."""
+    out = files["root"]
+    segments = out / "killed.jsonl"
+    audit = ["audit", *_train(files), "--test-src", files["test_src"], "--segment-out", segments]
+    cli(*audit, "--ref", files["ref"], "--quiet")
+    other_refs = _write(out / "other-killed.zu", [f"y {i}" for i in range(60)])
+    run = subprocess.Popen(
+        [sys.executable, "-c", KILLED_BEFORE_SIDECAR, *map(str, audit), "--ref", str(other_refs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TAME_MT_THREADS": "1"},
+    )
+    try:
+        assert run.stdout is not None
+        assert run.stdout.readline() == "segment lines written\n", run.communicate()[1]
+    finally:
+        run.kill()
+        run.communicate()
+    done = cli("score-cached", "--segment-in", segments, *_test(files)[2:], check=1)
+    assert "its lines differ from those it was written with" in done.stderr, done.stderr

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tame_mt_metric.cache.corpus_file import corpus_of_index
+from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.report.config import METRICS, TameConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
@@ -200,10 +201,14 @@ def write_json(path: Path, value: Any) -> None:
         handle.write("\n")
 
 
-def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> str:
+    """Write one JSON object a line; returns the digest of the lines (as
+    ``digest`` over them, without their newlines)."""
+    lines = [json.dumps(row, ensure_ascii=False, allow_nan=False) for row in rows]
     with _atomic(path) as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+        for line in lines:
+            handle.write(line + "\n")
+    return digest(lines)
 
 
 class Stages:

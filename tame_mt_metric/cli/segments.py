@@ -2,7 +2,11 @@
 ``.meta.json`` sidecar (signature, settings, training corpus, input hashes).
 Besides the neighbours they keep each item's exact exposure fractions and the
 TM's sacrebleu statistics, so a cached score needs no text of the training
-corpus and equals a fresh one. Raw text only where asked for."""
+corpus and equals a fresh one. Raw text only where asked for.
+
+The sidecar carries the digest of the segment lines and a proof over its own
+fields; a file whose lines or fields differ from those written, or made by
+another version, is a ``SegmentFileError``."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from typing import Any
 from tame_mt_metric._version import __version__
 from tame_mt_metric.cli.common import write_json, write_jsonl
 from tame_mt_metric.digest import digest
-from tame_mt_metric.errors import InputTextError, MisalignedInputError
+from tame_mt_metric.errors import InputTextError, MisalignedInputError, SegmentFileError
 from tame_mt_metric.report.audit import Audit
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.pipeline import TameResult
@@ -66,23 +70,40 @@ def write_segments(
         if texts.get("hyp") and predictions is not None:
             row["hypothesis"] = predictions[i]
         rows.append(row)
-    write_jsonl(path, rows)
-    write_json(
-        sidecar_path(path),
-        {
-            "format": FORMAT,
-            "version": __version__,
-            "signature": report.signature,
-            "settings": report.config.as_dict(),
-            "num_train": report.data["num_train"],
-            "train_fingerprint": report.data["train_fingerprint"],
-            "items": len(rows),
-            "num_refs": len(references[0]),
-            "strategy": result.exposures.strategy,
-            "sources_xxh3": digest(sources),
-            "references_xxh3": digest(r for refs in references for r in refs),
-        },
-    )
+    lines = write_jsonl(path, rows)
+    meta = {
+        "format": FORMAT,
+        "version": __version__,
+        "signature": report.signature,
+        "settings": report.config.as_dict(),
+        "num_train": report.data["num_train"],
+        "train_fingerprint": report.data["train_fingerprint"],
+        "items": len(rows),
+        "num_refs": len(references[0]),
+        "strategy": result.exposures.strategy,
+        "sources_xxh3": digest(sources),
+        "references_xxh3": digest(r for refs in references for r in refs),
+        "segments_xxh3": lines,
+    }
+    write_json(sidecar_path(path), {**meta, "proof": _proof(meta)})
+
+
+def _proof(meta: dict[str, Any]) -> str:
+    """The digest of a sidecar's fields (all but the proof itself)."""
+    fields = {k: v for k, v in meta.items() if k != "proof"}
+    return digest(json.dumps(fields, sort_keys=True, ensure_ascii=False))
+
+
+def _neighbour(value: object) -> Neighbour:
+    """A saved neighbour: row, overlap, union, reference, counts with overlap <= union."""
+    if (
+        not isinstance(value, list)
+        or len(value) != 4
+        or not all(type(v) is int and v >= 0 for v in value)
+        or value[1] > value[2]
+    ):
+        raise ValueError(f"not a neighbour (row, overlap <= union, reference): {value!r}")
+    return Neighbour(*value)
 
 
 class SegmentFile:
@@ -93,9 +114,16 @@ class SegmentFile:
         try:
             self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise InputTextError(f"{meta}: not a readable segments sidecar ({exc})") from exc
-        if self.meta.get("format") != FORMAT:
-            raise InputTextError(f"{meta}: not a {FORMAT} sidecar")
+            raise SegmentFileError(f"{meta}: not a readable segments sidecar ({exc})") from exc
+        if not isinstance(self.meta, dict) or self.meta.get("format") != FORMAT:
+            raise SegmentFileError(f"{meta}: not a {FORMAT} sidecar")
+        if self.meta.get("proof") != _proof(self.meta):
+            raise SegmentFileError(f"{meta}: its fields differ from those it was written with")
+        if self.meta.get("version") != __version__:
+            raise SegmentFileError(
+                f"{meta}: made by tame-mt-metric {self.meta.get('version')}, this is "
+                f"{__version__}; write the segments again ('audit --segment-out')"
+            )
         self.path = path
 
     def check(self, config: TameConfig, references: list[list[str]]) -> None:
@@ -119,15 +147,17 @@ class SegmentFile:
     def audit(self) -> Audit:
         items: list[ItemExposure] = []
         stats: dict[str, list[list[int]]] = {}
+        lines = []
         for number, line in enumerate(iter_lines(self.path), start=1):
+            lines.append(line)
             try:
                 row = json.loads(line)
                 exact = row["exact"]
                 items.append(
                     ItemExposure(
-                        source=(Neighbour(*exact["source"]),),
-                        target=(Neighbour(*exact["target"]),),
-                        pair=Neighbour(*exact["pair"]),
+                        source=(_neighbour(exact["source"]),),
+                        target=(_neighbour(exact["target"]),),
+                        pair=_neighbour(exact["pair"]),
                         source_exact=bool(row["source_exact"]),
                         target_exact=bool(row["target_exact"]),
                         pair_exact=bool(row["pair_exact"]),
@@ -136,9 +166,11 @@ class SegmentFile:
                 for name, value in row["tm_statistics"].items():
                     stats.setdefault(name, []).append(value)
             except (ValueError, KeyError, TypeError) as exc:
-                raise InputTextError(f"{self.path}:{number}: malformed segment ({exc!r})") from exc
+                raise SegmentFileError(f"{self.path}:{number}: malformed segment ({exc})") from exc
+        if digest(lines) != self.meta.get("segments_xxh3"):
+            raise SegmentFileError(f"{self.path}: its lines differ from those it was written with")
         if len(items) != self.meta.get("items"):
-            raise InputTextError(
+            raise SegmentFileError(
                 f"{self.path}: {len(items)} segments, its sidecar says {self.meta.get('items')}"
             )
         exposures = Exposures(tuple(items), int(self.meta["num_train"]), self.meta["strategy"])
