@@ -37,6 +37,7 @@ from tame_mt_metric.cache.entries import (
 from tame_mt_metric.cache.index_files import read_index
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.report import audit
+from tests.processes import kill_at
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -320,14 +321,7 @@ index_store._write_array = slow
 
 
 def test_a_build_killed_half_way_leaves_nothing_trusted(tmp_path: Path) -> None:
-    run = _python(SLOW_WRITE + COMPUTE, tmp_path)
-    try:
-        assert run.stdout is not None
-        line = run.stdout.readline()
-        assert line.startswith("wrote"), run.communicate()[1]
-    finally:
-        run.kill()
-        run.communicate()
+    kill_at(_python(SLOW_WRITE + COMPUTE, tmp_path), "wrote")
     (leftover,) = list_entries(tmp_path)
     assert not leftover.complete and ".tmp-" in leftover.name
     done = _python(COMPUTE, tmp_path)
@@ -353,14 +347,7 @@ def test_an_audit_killed_before_its_rename_leaves_nothing_trusted(tmp_path: Path
     """Killed (SIGKILL) with the audit file written under its temporary name,
     at the step this test picks: the next process does not read it, computes
     the audit again and gives the same numbers as an undisturbed run."""
-    run = _python(SLOW_AUDIT + COMPUTE, tmp_path)
-    try:
-        assert run.stdout is not None
-        line = run.stdout.readline()
-        assert line.startswith("wrote"), run.communicate()[1]
-    finally:
-        run.kill()
-        run.communicate()
+    kill_at(_python(SLOW_AUDIT + COMPUTE, tmp_path), "wrote")
     audits = [e for e in list_entries(tmp_path) if e.kind == "audit"]
     assert [e.complete for e in audits] == [False]
     done = _python(COMPUTE, tmp_path)

@@ -18,6 +18,7 @@ import pytest
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.digest import digest
+from tests.processes import kill_at
 
 SLICE = Path(__file__).resolve().parent.parent / "tame_mt_metric" / "data" / "flores200_slice"
 
@@ -68,6 +69,23 @@ def _test(f: dict[str, Path], hyp: str = "hyp") -> list[str | Path]:
     return ["--test-src", f["test_src"], "--ref", f["ref"], "--hyp", f[hyp]]
 
 
+def _segments(files: dict[str, Path], path: Path, *extra: str | Path) -> Path:
+    """``audit --segment-out path`` of the test set and its references."""
+    cli(
+        "audit",
+        *_train(files),
+        "--test-src",
+        files["test_src"],
+        "--ref",
+        files["ref"],
+        "--segment-out",
+        path,
+        "--quiet",
+        *extra,
+    )
+    return path
+
+
 def _json(path: Path) -> Any:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as handle:
@@ -114,18 +132,7 @@ def test_score_equals_the_api_and_writes_gzip(files: dict[str, Path]) -> None:
 
 def test_cached_scoring_equals_fresh_scoring(files: dict[str, Path]) -> None:
     out = files["root"]
-    cli(
-        "audit",
-        *_train(files),
-        "--test-src",
-        files["test_src"],
-        "--ref",
-        files["ref"],
-        "--segment-out",
-        out / "audit.jsonl",
-        "--include-source-text",
-        "--quiet",
-    )
+    _segments(files, out / "audit.jsonl", "--include-source-text")
     first = json.loads((out / "audit.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert "source" in first and "tm_hyp" not in first
     cli(
@@ -161,17 +168,7 @@ def test_cached_scoring_equals_fresh_scoring(files: dict[str, Path]) -> None:
 
 def test_cached_scoring_refuses_other_settings_or_references(files: dict[str, Path]) -> None:
     out = files["root"]
-    cli(
-        "audit",
-        *_train(files),
-        "--test-src",
-        files["test_src"],
-        "--ref",
-        files["ref"],
-        "--segment-out",
-        out / "refuse.jsonl",
-        "--quiet",
-    )
+    _segments(files, out / "refuse.jsonl")
     base: list[str | Path] = ["score-cached", "--segment-in", out / "refuse.jsonl"]
     base += ["--hyp", files["hyp"]]
     done = cli(*base, "--ref", files["ref"], "--near-threshold", "0.8", check=1)
@@ -420,17 +417,7 @@ def _edit_segments(path: Path, how: str) -> None:
 def test_edited_segment_files_are_refused(files: dict[str, Path], how: str, message: str) -> None:
     out = files["root"]
     segments = out / f"edited-{how}.jsonl"
-    cli(
-        "audit",
-        *_train(files),
-        "--test-src",
-        files["test_src"],
-        "--ref",
-        files["ref"],
-        "--segment-out",
-        segments,
-        "--quiet",
-    )
+    _segments(files, segments)
     _edit_segments(segments, how)
     done = cli(
         "score-cached",
@@ -472,11 +459,6 @@ def test_an_audit_killed_between_lines_and_sidecar_is_refused(files: dict[str, P
         text=True,
         env={**os.environ, "TAME_MT_THREADS": "1"},
     )
-    try:
-        assert run.stdout is not None
-        assert run.stdout.readline() == "segment lines written\n", run.communicate()[1]
-    finally:
-        run.kill()
-        run.communicate()
+    kill_at(run, "segment lines written")
     done = cli("score-cached", "--segment-in", segments, *_test(files)[2:], check=1)
     assert "its lines differ from those it was written with" in done.stderr, done.stderr
