@@ -135,12 +135,13 @@ def _edit_a_cell(path: Path) -> None:
         writer.write_table(table)
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(24))
 def test_any_damage_to_a_cached_audit_gives_the_cold_numbers(
     tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]], seed: int
 ) -> None:
-    """Seeded damage past the header (byte flips, a cell edited under the same
-    key, a folder in the file's place): the next call in a new process returns
+    """Seeded damage past the header (byte flips, zeroed or repeated bytes, a
+    cell edited under the same key, a folder in the file's place; damaged
+    offsets once crashed pyarrow's reader): the next call in a new process returns
     the numbers of a cold run, with a warning whenever it noticed."""
     cache = CacheOptions(cache_dir=tmp_path)
     cold = _score(corpus, data, CacheOptions(enabled=False), n=40)
@@ -152,10 +153,16 @@ def test_any_damage_to_a_cached_audit_gives_the_cold_numbers(
     elif seed == 1:
         entry.path.unlink()
         entry.path.mkdir()
-    else:
+    else:  # bits flipped, bytes zeroed or repeated: offsets and lengths among them
         raw = bytearray(entry.path.read_bytes())
-        for _ in range(rng.randint(1, 4)):
-            raw[rng.randrange(64, len(raw))] ^= 1 << rng.randrange(8)
+        at = rng.randrange(64, len(raw))
+        if seed % 3 == 0:
+            raw[at : at + 64] = bytes(len(raw[at : at + 64]))
+        elif seed % 3 == 1:
+            raw[at:at] = raw[at : at + rng.randint(1, 256)]
+        else:
+            for _ in range(rng.randint(1, 4)):
+                raw[rng.randrange(64, len(raw))] ^= 1 << rng.randrange(8)
         entry.path.write_bytes(bytes(raw))
     audit._RECENT.clear()  # as in a new process: the file is all there is
     with warnings.catch_warnings(record=True) as caught:

@@ -38,6 +38,7 @@ def test_errors_are_value_errors_of_the_package() -> None:
         ({"ngram_orders": (7,)}, "ngram_orders: order 7 exceeds 6"),
         ({"ngram_orders": ()}, "ngram_orders: expected a non-empty sequence"),
         ({"ngram_orders": 3}, "ngram_orders: expected a non-empty sequence"),
+        ({"ngram_orders": 3.5}, "ngram_orders: expected a non-empty sequence"),
         ({"ngram_orders": (2.5,)}, "ngram_orders: expected an integer"),
         ({"top_k": 0}, "top_k: must be at least 1"),
         ({"threads": 0}, "threads: must be at least 1"),
@@ -186,6 +187,11 @@ def test_gzip_damage_names_the_file(tmp_path: Path) -> None:
         read_lines(truncated)
     with pytest.raises(InputTextError, match=rf"{plain}:1: not a readable gzip file"):
         read_lines(plain)
+
+
+def test_a_folder_is_not_a_text_file(tmp_path: Path) -> None:
+    with pytest.raises(InputTextError, match=f"{tmp_path}: a folder, not a text file"):
+        read_lines(tmp_path)
 
 
 def test_a_byte_order_mark_starts_no_text(tmp_path: Path) -> None:

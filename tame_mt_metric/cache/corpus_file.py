@@ -47,6 +47,7 @@ def corpus_of_index(folder: Path) -> TrainingCorpus:
     try:
         with pa.memory_map(str(path), "r") as source:
             table = pa.ipc.open_file(source).read_all()
+        table.validate(full=True)  # damaged offsets fail here, not crash a read below
         corpus = TrainingCorpus(
             table.column("source").to_pylist(), table.column("target").to_pylist()
         )

@@ -106,6 +106,7 @@ def _read_array(folder: Path, entry: dict[str, Any]) -> tuple[Any, int]:
         if reader.num_record_batches != 1:
             raise IndexFileError(f"{path}: expected one record batch")
         column = reader.get_batch(0).column(0)
+        column.validate(full=True)
     except (OSError, pa.ArrowException) as exc:
         raise IndexFileError(f"{path}: not a readable Arrow file ({exc})") from exc
     if column.null_count or column.offset:

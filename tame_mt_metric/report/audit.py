@@ -187,7 +187,9 @@ def _load(path: Path, key: str, num_items: int, statistics: set[str]) -> Audit |
     try:
         with pa.memory_map(str(path), "r") as source:
             table = pa.ipc.open_file(source).read_all()
-        return _from_table(table, key, num_items, statistics)
+            # Damaged offsets or lengths must fail here, not crash a read below.
+            table.validate(full=True)
+            return _from_table(table, key, num_items, statistics)
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
         warnings.warn(
             f"recomputing the cached audit {path.name}: {exc}", CacheWarning, stacklevel=3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
@@ -86,7 +87,7 @@ class RetrievalConfig:
 
     def __post_init__(self) -> None:
         orders = self.ngram_orders
-        if isinstance(orders, int | str) or not orders:
+        if not isinstance(orders, Sequence) or isinstance(orders, str) or not orders:
             raise InvalidOptionError(f"ngram_orders: expected a non-empty sequence, got {orders!r}")
         checked = tuple(_check_int("ngram_orders", o, 1) for o in orders)
         for o in checked:

@@ -100,6 +100,8 @@ def iter_lines(path: str | Path) -> Iterator[str]:
     """Lines of a UTF-8 text file (``.gz`` is decompressed), without newlines;
     a byte-order mark at the start of the file is not text and is dropped."""
     p = Path(path)
+    if p.is_dir():
+        raise InputTextError(f"{p}: a folder, not a text file")
     opener = gzip.open if p.suffix == ".gz" else open
     with opener(p, "rb") as f:
         number = 0

@@ -1,0 +1,325 @@
+"""Bad input, the way users give it: through ``compute()`` (and the metric's
+load-time options), the Python API and the command line. Every case must end
+in one of the package's typed errors whose message names the place (the
+argument, option or file); anything else (a raw exception, a message that
+does not say where, a traceback from the CLI, or a run that accepts the input)
+is listed.
+
+    python benchmarks/bad_inputs.py
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, cast
+
+import tame_mt_metric
+from tame_mt_metric import RetrievalConfig, TrainingIndex, find_exposures, stream_exposures
+from tame_mt_metric.errors import TameError
+from tame_mt_metric.retrieval.inputs import read_lines
+
+TRAIN = {"source": ["the house is small", "a dog sleeps"], "target": ["das Haus", "ein Hund"]}
+GOOD = {"predictions": ["das Haus"], "references": ["das Haus"], "sources": ["the house"]}
+NOT_TEXTS: list[Any] = [None, 3, b"x", "a string", {"a": 1}, [None], [3], [b"x"], ["\ud800"]]
+
+Case = tuple[str, str, Callable[[], object]]  # where, the place the message names, the call
+
+
+def _compute_cases() -> list[Case]:
+    metric = tame_mt_metric.load(train=TRAIN, keep_in_memory=True)
+    cases: list[Case] = []
+    for name in ("predictions", "references", "sources"):
+        for value in NOT_TEXTS:
+            args = {**GOOD, name: value}
+            cases.append((f"compute({name}={value!r})", name, partial(metric.compute, **args)))
+    for name in ("predictions", "references", "sources"):
+        args = {**GOOD, name: [*GOOD[name], "more"]}
+        cases.append(
+            (f"compute({name}: one item too many)", "has", partial(metric.compute, **args))
+        )
+    cases += [
+        (
+            "compute(empty test set)",
+            "predictions",
+            lambda: metric.compute(predictions=[], references=[], sources=[]),
+        ),
+        (
+            "compute(references of 1 and 2)",
+            "references",
+            lambda: metric.compute(
+                predictions=["a", "b"], references=[["a"], ["a", "b"]], sources=["a", "b"]
+            ),
+        ),
+        (
+            "compute(an item with no reference)",
+            "references",
+            lambda: metric.compute(predictions=["a"], references=[[]], sources=["a"]),
+        ),
+        ("compute(unknown argument)", "colour", lambda: metric.compute(**GOOD, colour=1)),
+    ]
+    for flag in ("return_report", "include_neighbor_text"):
+        for value in ("yes", 1, None, [True]):
+            cases.append(
+                (
+                    f"compute({flag}={value!r})",
+                    flag,
+                    partial(metric.compute, **GOOD, **{flag: value}),
+                )
+            )
+    trains: list[tuple[Any, str]] = [
+        ({"source": ["a"]}, "target"),
+        ({"source": [], "target": []}, "train"),
+        ([], "train"),
+        ("corpus", "train"),
+        ({"source": ["a"], "target": [3]}, "target"),
+    ]
+    for train, place in trains:
+        cases.append(
+            (f"compute(train={train!r})", place, partial(metric.compute, **GOOD, train=train))
+        )
+    return cases
+
+
+def _option_cases(folder: Path) -> list[Case]:
+    a_file = folder / "a-file"
+    a_file.write_text("", encoding="utf-8")
+    values: dict[str, list[Any]] = {
+        "threads": [0, -1, 10**6, "2", 2.5, True],
+        "far_threshold": [-1, 2, "x", None, [], math.nan, math.inf],
+        "near_threshold": [-0.1, 1.5, "y", None],
+        "leak_thresholds": ["", [], "a,b", [2], "0.7,0.7"],
+        "ngram_orders": [(), (0,), (7,), "3,x", (3, 3), 3.5, [2.5]],
+        "strategy": ["fast", 1, None],
+        "metrics": ["bleu,nope", [], "xx", 3],
+        "tm_zero_policy": ["x", None],
+        "lowercase": ["yes", 1, None],
+        "min_bin_size_warning": [-1, "x", 2.5],
+        "bleu_tokenize": ["nope", 3],
+        "chrf_word_order": [-1, "2", 3.5],
+        "block_rows": [0, "x"],
+        "colour": ["blue"],
+    }
+    cases: list[Case] = []
+    for name, options in values.items():
+        for value in options:
+
+            def call(n: str = name, v: Any = value) -> object:
+                metric = tame_mt_metric.load(train=TRAIN, keep_in_memory=True, **{n: v})
+                return metric.compute(**GOOD)
+
+            cases.append((f"load({name}={value!r})", name, call))
+    cases.append(
+        (
+            "load(tame_cache_dir=<a file>)",
+            "tame_cache_dir",
+            lambda: tame_mt_metric.load(
+                train=TRAIN, tame_cache_dir=str(a_file), keep_in_memory=True
+            ).compute(**GOOD),
+        )
+    )
+    return cases
+
+
+def _api_cases(folder: Path) -> list[Case]:
+    cases: list[Case] = []
+    for value in NOT_TEXTS:
+        cases.append(
+            (
+                f"find_exposures(train_sources={value!r})",
+                "train_sources",
+                partial(find_exposures, value, ["x"], ["a"]),
+            )
+        )
+        cases.append(
+            (
+                f"find_exposures(test_sources={value!r})",
+                "test_sources",
+                partial(find_exposures, ["a"], ["x"], value),
+            )
+        )
+        cases.append(
+            (
+                f"TrainingIndex.build(train_targets={value!r})",
+                "train_targets",
+                partial(TrainingIndex.build, ["a"], value),
+            )
+        )
+    cases += [
+        (
+            "find_exposures(empty test)",
+            "test_sources",
+            lambda: find_exposures(["a"], ["b"], [], []),
+        ),
+        ("find_exposures(empty training)", "train_sources", lambda: find_exposures([], [], ["a"])),
+        (
+            "find_exposures(misaligned training)",
+            "train_targets",
+            lambda: find_exposures(["a", "b"], ["x"], ["a"]),
+        ),
+        (
+            "find_exposures(config=dict)",
+            "config",
+            lambda: find_exposures(["a"], ["b"], ["a"], config=cast(Any, {"lowercase": True})),
+        ),
+        ("stream_exposures(no pairs)", "train", lambda: stream_exposures([], ["a"])),
+        (
+            "stream_exposures(empty test)",
+            "test_sources",
+            lambda: stream_exposures([("a", "b")], []),
+        ),
+        ("RetrievalConfig(top_k=0)", "top_k", lambda: RetrievalConfig(top_k=0)),
+        ("RetrievalConfig(threads=4096)", "threads", lambda: RetrievalConfig(threads=4096)),
+    ]
+    files = _bad_files(folder)
+    for name, path in files.items():
+        cases.append((f"read_lines({name})", str(path), partial(read_lines, path)))
+    return cases
+
+
+def _bad_files(folder: Path) -> dict[str, Path]:
+    whole = gzip.compress("".join(f"line {i}\n" for i in range(3000)).encode())
+    files = {
+        "missing file": folder / "missing.txt",
+        "a folder": folder,
+        "truncated .gz": folder / "truncated.gz",
+        "plain file named .gz": folder / "plain.gz",
+        "invalid UTF-8": folder / "latin1.txt",
+        "invalid UTF-8 in .gz": folder / "latin1.txt.gz",
+    }
+    files["truncated .gz"].write_bytes(whole[: len(whole) // 2])
+    files["plain file named .gz"].write_text("Mhello\n", encoding="utf-8")
+    files["invalid UTF-8"].write_bytes("caf\u00e9\n".encode("latin-1"))
+    files["invalid UTF-8 in .gz"].write_bytes(gzip.compress("caf\u00e9\n".encode("latin-1")))
+    return files
+
+
+def _cli_cases(folder: Path) -> list[tuple[str, str, list[str]]]:
+    good = folder / "good.txt"
+    good.write_text("the house\n", encoding="utf-8")
+    two = folder / "two.txt"
+    two.write_text("a\nb\n", encoding="utf-8")
+    base = ["--test-src", str(good), "--ref", str(good), "--hyp", str(good)]
+    train = ["--train-src", str(good), "--train-tgt", str(good)]
+    cases = []
+    for name, path in _bad_files(folder).items():
+        if name == "a folder":
+            continue
+        for role in ("--train-src", "--test-src", "--ref", "--hyp"):
+            args = {
+                "--train-src": str(good),
+                "--train-tgt": str(good),
+                "--test-src": str(good),
+                "--ref": str(good),
+                "--hyp": str(good),
+                role: str(path),
+            }
+            flat = [x for pair in args.items() for x in pair]
+            cases.append((f"score {role} <{name}>", str(path), ["score", *flat]))
+    for option, value in (
+        ("--threads", "0"),
+        ("--threads", "100000"),
+        ("--far-threshold", "2"),
+        ("--far-threshold", "x"),
+        ("--metrics", "nope"),
+        ("--ngram-orders", "9"),
+        ("--leak-thresholds", "0.7,"),
+        ("--strategy", "fast"),
+    ):
+        cases.append(
+            (
+                f"score {option} {value}",
+                option.lstrip("-").replace("-", "_"),
+                ["score", *train, *base, option, value],
+            )
+        )
+    cases.append(
+        ("score misaligned hyp", str(two), ["score", *train, *base[:4], "--hyp", str(two)])
+    )
+    cases.append(
+        (
+            "score-cached missing segments",
+            "--segment-in",
+            ["score-cached", "--segment-in", str(folder / "none.jsonl"), *base[2:]],
+        )
+    )
+    cases.append(
+        (
+            "score --train-dataset bad suffix",
+            "--train-dataset",
+            ["score", "--train-dataset", str(good), *base],
+        )
+    )
+    return cases
+
+
+def _names(place: str, message: str) -> bool:
+    """The message names the place (an option as the API or the CLI spells it)."""
+    return place in message or place.replace("_", "-") in message
+
+
+def main() -> None:
+    outcomes: Counter[tuple[str, str]] = Counter()
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        python_cases = [
+            *(("compute()", c) for c in _compute_cases()),
+            *(("compute() options", c) for c in _option_cases(folder)),
+            *(("Python API", c) for c in _api_cases(folder)),
+        ]
+        for group, (what, place, call) in python_cases:
+            try:
+                call()
+            except (TameError, FileNotFoundError) as exc:
+                named = _names(place, str(exc))
+                outcomes[
+                    (group, "typed, names the place" if named else "typed, place unnamed")
+                ] += 1
+                if not named:
+                    problems.append(f"{what}: {type(exc).__name__}: {exc}")
+            except Exception as exc:
+                outcomes[(group, "other exception")] += 1
+                problems.append(f"{what}: {type(exc).__name__}: {exc}")
+            else:
+                outcomes[(group, "accepted")] += 1
+                problems.append(f"{what}: accepted")
+        for what, place, args in _cli_cases(folder):
+            done = subprocess.run(
+                [sys.executable, "-m", "tame_mt_metric", *args, "--quiet"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            # One error line (argparse's own usage errors print the usage first).
+            last = (done.stderr.strip().splitlines() or [""])[-1]
+            error_line = last.startswith("tame-mt-metric") and "error:" in last
+            clean = done.returncode in (1, 2) and error_line and "Traceback" not in done.stderr
+            if clean and _names(place, last):
+                outcomes[("CLI", "typed, names the place")] += 1
+            else:
+                kind = "accepted" if done.returncode == 0 else "other exception"
+                if clean:
+                    kind = "typed, place unnamed"
+                outcomes[("CLI", kind)] += 1
+                problems.append(f"{what}: exit {done.returncode}: {done.stderr.strip()[-300:]}")
+    kinds = ("typed, names the place", "typed, place unnamed", "other exception", "accepted")
+    print(f"| entry point | cases | {' | '.join(kinds)} |")
+    print(f"| --- | ---: | {' | '.join('---:' for _ in kinds)} |")
+    for group in ("compute()", "compute() options", "Python API", "CLI"):
+        counts = [outcomes[(group, k)] for k in kinds]
+        print(f"| {group} | {sum(counts)} | {' | '.join(str(c) for c in counts)} |")
+    print(f"\n{len(problems)} cases other than a typed error naming the place:")
+    for problem in problems:
+        print(f"- {problem}")
+
+
+if __name__ == "__main__":
+    main()
