@@ -1,8 +1,13 @@
-"""Helpers for tests that run the package in child processes."""
+"""Helpers for fault tests: damage seeds, and children killed at a chosen step."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+
+# Seeds of the seeded fault tests: a few dozen by default, hundreds with the
+# slow profile (HYPOTHESIS_PROFILE=slow, as for the property tests).
+FAULT_SEEDS = range(400 if os.environ.get("HYPOTHESIS_PROFILE") == "slow" else 24)
 
 
 def kill_at(run: subprocess.Popen[str], announcement: str) -> None:

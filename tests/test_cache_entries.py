@@ -37,7 +37,7 @@ from tame_mt_metric.cache.entries import (
 from tame_mt_metric.cache.index_files import read_index
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.report import audit
-from tests.processes import kill_at
+from tests.processes import FAULT_SEEDS, kill_at
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -135,7 +135,7 @@ def _edit_a_cell(path: Path) -> None:
         writer.write_table(table)
 
 
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", FAULT_SEEDS)
 def test_any_damage_to_a_cached_audit_gives_the_cold_numbers(
     tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]], seed: int
 ) -> None:
