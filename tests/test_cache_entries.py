@@ -122,15 +122,20 @@ def test_a_damaged_audit_is_recomputed_with_a_warning(
     assert _same_fields(result.report.fields(), expected)
 
 
-def _edit_a_cell(path: Path) -> None:
+def _edit(path: Path, what: str) -> None:
     """A value changed, the key metadata kept: what a byte flip or a hand edit
-    of one cell can do."""
+    of one cell (or of the corpus size recorded beside the key) can do."""
     table = pa.ipc.open_file(pa.BufferReader(path.read_bytes())).read_all()  # not mapped
-    column = table.column("source_overlap").to_pylist()
-    column[3] += 1
-    table = table.set_column(
-        table.column_names.index("source_overlap"), "source_overlap", pa.array(column, pa.uint64())
-    )
+    if what == "cell":
+        column = table.column("source_overlap").to_pylist()
+        column[3] += 1
+        array = pa.array(column, pa.uint64())
+        table = table.set_column(
+            table.column_names.index("source_overlap"), "source_overlap", array
+        )
+    else:
+        meta = dict(table.schema.metadata or {})
+        table = table.replace_schema_metadata({**meta, b"num_train": b"7"})
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
 
@@ -148,8 +153,8 @@ def test_any_damage_to_a_cached_audit_gives_the_cold_numbers(
     _score(corpus, data, cache, n=40)
     (entry,) = [e for e in list_entries(tmp_path) if e.kind == "audit"]
     rng = random.Random(seed)
-    if seed == 0:
-        _edit_a_cell(entry.path)
+    if seed in (0, 2):
+        _edit(entry.path, "cell" if seed == 0 else "num_train")
     elif seed == 1:
         entry.path.unlink()
         entry.path.mkdir()
@@ -170,7 +175,7 @@ def test_any_damage_to_a_cached_audit_gives_the_cold_numbers(
         result = _score(corpus, data, cache, n=40)
     assert _same_fields(result.report.fields(), cold.report.fields())
     assert result.segments == cold.segments
-    if seed < 2:
+    if seed < 3:
         assert [w for w in caught if issubclass(w.category, CacheWarning)]
     audit._RECENT.clear()
     assert _score(corpus, data, cache, n=40).report.backend["audit_cached"]  # whole again

@@ -128,10 +128,10 @@ def _to_table(audit: Audit, key: str) -> pa.Table:
     table = pa.table(data)
     meta = {
         "tame_mt.audit": key,
-        "tame_mt.content": _content(_columns(table), key),
         "num_train": str(audit.exposures.num_train),
         "strategy": audit.exposures.strategy,
     }
+    meta["tame_mt.content"] = _content(_columns(table), meta)
     return table.replace_schema_metadata(meta)
 
 
@@ -139,10 +139,13 @@ def _columns(table: pa.Table) -> dict[str, list[Any]]:
     return {name: table.column(name).to_pylist() for name in table.column_names}
 
 
-def _content(cols: dict[str, list[Any]], key: str) -> str:
-    """The proof an audit file carries: a digest of every value of every column,
-    and of the key it was written for."""
-    return digest(key, (json.dumps([name, cols[name]]) for name in sorted(cols)))
+def _content(cols: dict[str, list[Any]], meta: dict[str, str]) -> str:
+    """The proof an audit file carries: a digest of every value of every column
+    and of its metadata (the key it was written for, the corpus size, the strategy)."""
+    fields = {k: v for k, v in meta.items() if k != "tame_mt.content"}
+    return digest(
+        json.dumps(fields, sort_keys=True), (json.dumps([n, cols[n]]) for n in sorted(cols))
+    )
 
 
 def _from_table(table: pa.Table, key: str, num_items: int, statistics: set[str]) -> Audit:
@@ -150,7 +153,8 @@ def _from_table(table: pa.Table, key: str, num_items: int, statistics: set[str])
     if meta.get(b"tame_mt.audit") != key.encode() or table.num_rows != num_items:
         raise ValueError("the file holds another audit")
     cols = _columns(table)
-    if meta.get(b"tame_mt.content") != _content(cols, key).encode():
+    text = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in meta.items()}
+    if meta.get(b"tame_mt.content") != _content(cols, text).encode():
         raise ValueError("its content differs from the digest it was written with")
     source, target, pair = (
         [Neighbour(*row) for row in zip(*(cols[f"{side}_{f}"] for f in fields), strict=True)]
