@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
+from tame_mt_metric.cache.proof import proof
 from tame_mt_metric.demo import example_corpus
-from tame_mt_metric.digest import digest
 from tests.processes import kill_at
 
 SLICE = Path(__file__).resolve().parent.parent / "tame_mt_metric" / "data" / "flores200_slice"
@@ -396,8 +396,7 @@ def _edit_segments(path: Path, how: str) -> None:
         meta[how] = 7 if how == "num_train" else "0" * 32
     else:  # a sidecar written by another version, consistent in itself
         meta["version"] = "0.0.9"
-        fields = {k: v for k, v in meta.items() if k != "proof"}
-        meta["proof"] = digest(json.dumps(fields, sort_keys=True, ensure_ascii=False))
+        meta["proof"] = proof(meta)
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     meta_path.write_text(json.dumps(meta), encoding="utf-8")
 

@@ -1,6 +1,7 @@
 """The cache and the artifact files: training indexes and test-set audits kept
-in the datasets cache (``entries``), the index folder format (``index_files``)
-and the training text saved beside an index (``corpus_file``). Everything is
+in the datasets cache (``entries``), the index folder format (``index_files``),
+the training text saved beside an index (``corpus_file``) and the proof every
+artifact carries (``proof``). Everything is
 written under a temporary name and renamed into place; an index, an audit or
 a saved corpus is read back only once its checks prove it intact and of the
 corpus and settings at hand (damage means a rebuild through the metric, or an

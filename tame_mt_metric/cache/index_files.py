@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import tame_mt_core as _core
 
+from tame_mt_metric.cache.proof import PROOF, proof, proved
 from tame_mt_metric.errors import IndexFileError
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.exposure import TrainingIndex
@@ -62,6 +63,7 @@ def write_index(index: TrainingIndex, folder: Path, extra: dict[str, Any] | None
             "arrays": arrays,
             **(extra or {}),
         }
+        manifest[PROOF] = proof(manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         os.rename(tmp, folder)
     except BaseException:
@@ -82,6 +84,10 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise IndexFileError(
             f"{folder}: index format {manifest.get('format_version')}, this version reads "
             f"{_core.INDEX_FORMAT_VERSION}"
+        )
+    if not proved(manifest):
+        raise IndexFileError(
+            f"{folder / MANIFEST}: its fields differ from those it was written with"
         )
     return manifest
 

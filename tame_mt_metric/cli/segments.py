@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tame_mt_metric._version import __version__
+from tame_mt_metric.cache.proof import PROOF, proof, proved
 from tame_mt_metric.cli.common import write_json, write_jsonl
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InputTextError, MisalignedInputError, SegmentFileError
@@ -85,13 +86,7 @@ def write_segments(
         "references_xxh3": digest(r for refs in references for r in refs),
         "segments_xxh3": lines,
     }
-    write_json(sidecar_path(path), {**meta, "proof": _proof(meta)})
-
-
-def _proof(meta: dict[str, Any]) -> str:
-    """The digest of a sidecar's fields (all but the proof itself)."""
-    fields = {k: v for k, v in meta.items() if k != "proof"}
-    return digest(json.dumps(fields, sort_keys=True, ensure_ascii=False))
+    write_json(sidecar_path(path), {**meta, PROOF: proof(meta)})
 
 
 def _neighbour(value: object) -> Neighbour:
@@ -117,7 +112,7 @@ class SegmentFile:
             raise SegmentFileError(f"{meta}: not a readable segments sidecar ({exc})") from exc
         if not isinstance(self.meta, dict) or self.meta.get("format") != FORMAT:
             raise SegmentFileError(f"{meta}: not a {FORMAT} sidecar")
-        if self.meta.get("proof") != _proof(self.meta):
+        if not proved(self.meta):
             raise SegmentFileError(f"{meta}: its fields differ from those it was written with")
         if self.meta.get("version") != __version__:
             raise SegmentFileError(

@@ -10,6 +10,7 @@ import os
 import uuid
 import warnings
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pyarrow as pa
 
 from tame_mt_metric._version import __version__
 from tame_mt_metric.cache.entries import CacheOptions, cached_index, discard, find_cached_index
+from tame_mt_metric.cache.proof import PROOF, proof, proved
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import CacheWarning
 from tame_mt_metric.report.config import TameConfig
@@ -53,7 +55,7 @@ class Audit:
 _RECENT: OrderedDict[tuple[str, str], Audit] = OrderedDict()
 _RECENT_SIZE = 8
 # Bumped whenever the audit file's columns or their meaning change.
-AUDIT_FORMAT = 3
+AUDIT_FORMAT = 4
 
 
 def choose_strategy(config: RetrievalConfig, num_train: int, num_test: int, indexed: bool) -> str:
@@ -131,7 +133,7 @@ def _to_table(audit: Audit, key: str) -> pa.Table:
         "num_train": str(audit.exposures.num_train),
         "strategy": audit.exposures.strategy,
     }
-    meta["tame_mt.content"] = _content(_columns(table), meta)
+    meta[PROOF] = proof(meta, _lines(_columns(table)))
     return table.replace_schema_metadata(meta)
 
 
@@ -139,13 +141,9 @@ def _columns(table: pa.Table) -> dict[str, list[Any]]:
     return {name: table.column(name).to_pylist() for name in table.column_names}
 
 
-def _content(cols: dict[str, list[Any]], meta: dict[str, str]) -> str:
-    """The proof an audit file carries: a digest of every value of every column
-    and of its metadata (the key it was written for, the corpus size, the strategy)."""
-    fields = {k: v for k, v in meta.items() if k != "tame_mt.content"}
-    return digest(
-        json.dumps(fields, sort_keys=True), (json.dumps([n, cols[n]]) for n in sorted(cols))
-    )
+def _lines(cols: dict[str, list[Any]]) -> Iterator[str]:
+    """Every value of every column, as the lines its proof covers."""
+    return (json.dumps([name, cols[name]]) for name in sorted(cols))
 
 
 def _from_table(table: pa.Table, key: str, num_items: int, statistics: set[str]) -> Audit:
@@ -153,8 +151,8 @@ def _from_table(table: pa.Table, key: str, num_items: int, statistics: set[str])
     if meta.get(b"tame_mt.audit") != key.encode() or table.num_rows != num_items:
         raise ValueError("the file holds another audit")
     cols = _columns(table)
-    text = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in meta.items()}
-    if meta.get(b"tame_mt.content") != _content(cols, text).encode():
+    fields = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in meta.items()}
+    if not proved(fields, _lines(cols)):
         raise ValueError("its content differs from the digest it was written with")
     source, target, pair = (
         [Neighbour(*row) for row in zip(*(cols[f"{side}_{f}"] for f in fields), strict=True)]
