@@ -37,8 +37,8 @@ def analyse(
         else:
             inputs = uploaded_inputs(train_src, train_tgt, test_src, references, hypotheses)
         config = TameConfig.from_options(
-            near_threshold=str(near),
-            far_threshold=str(far),
+            near_threshold=near,
+            far_threshold=far,
             lowercase=lowercase,
             tm_zero_policy=zero_policy,
         )

@@ -93,9 +93,9 @@ def _option_cases(folder: Path) -> list[Case]:
     a_file.write_text("", encoding="utf-8")
     values: dict[str, list[Any]] = {
         "threads": [0, -1, 10**6, "2", 2.5, True],
-        "far_threshold": [-1, 2, "x", None, [], math.nan, math.inf],
+        "far_threshold": [-1, 2, "x", "0.3", None, [], math.nan, math.inf],
         "near_threshold": [-0.1, 1.5, "y", None],
-        "leak_thresholds": ["", [], "a,b", [2], "0.7,0.7"],
+        "leak_thresholds": ["", [], "a,b", [2], "0.7,0.7", "0.5,0.9", [0.7, "0.9"]],
         "ngram_orders": [(), (0,), (7,), "3,x", (3, 3), 3.5, [2.5]],
         "strategy": ["fast", 1, None],
         "metrics": ["bleu,nope", [], "xx", 3],

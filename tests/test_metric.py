@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +221,11 @@ def test_load_time_options_are_checked() -> None:
         tame_mt_metric.load(near_treshold=0.8)
     with pytest.raises(InvalidOptionError, match="far_threshold"):
         tame_mt_metric.load(far_threshold=1.5)
-    metric = tame_mt_metric.load(leak_thresholds="0.5,0.9", chrf_word_order=0)
+    with pytest.raises(InvalidOptionError, match="leak_thresholds: expected a non-empty list"):
+        tame_mt_metric.load(leak_thresholds="0.5,0.9")
+    with pytest.raises(InvalidOptionError, match="far_threshold: expected a number"):
+        tame_mt_metric.load(far_threshold="0.3")
+    metric = tame_mt_metric.load(leak_thresholds=(0.5, Fraction(9, 10)), chrf_word_order=0)
     assert metric.tame_config == TameConfig.from_options(
         leak_thresholds=(0.5, 0.9), chrf_word_order=0
     )

@@ -59,7 +59,7 @@ def test_thresholds_are_decided_on_exact_fractions() -> None:
     # Unigram sets: J("abcdefg", "abcdefghij") = 7/10, J("abc", "abcdefghij") = 3/10.
     train = TrainingCorpus(["abcdefghij"], ["abcdefghij"])
     config = TameConfig.from_options(
-        ngram_orders=(1,), leak_thresholds=("0.3", "0.7"), min_bin_size_warning=0
+        ngram_orders=(1,), leak_thresholds=(0.3, 0.7), min_bin_size_warning=0
     )
     result = score_tame(
         train, ["x"] * 3, ["abcdefg", "abc", "ab"], ["abcdefg", "abc", "ab"], config
@@ -171,7 +171,7 @@ def test_signature_snapshot() -> None:
             lowercase=True,
             strip_diacritics=True,
             leak_thresholds=(0.9,),
-            near_threshold="0.825",
+            near_threshold=0.825,
             metrics=("chrf",),
             bleu_tokenize="char",
             bleu_lowercase=True,

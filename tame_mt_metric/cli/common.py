@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,26 @@ def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
                     f"--{name.replace('_', '-')}: an empty item in {options[name]!r}"
                 )
             options[name] = tuple(items)
+    # Thresholds are numbers: the decimals given here, read exactly.
+    for name in ("far_threshold", "near_threshold"):
+        if isinstance(options.get(name), str):
+            options[name] = _decimal(name, options[name])
+    if "leak_thresholds" in options:
+        options["leak_thresholds"] = tuple(
+            _decimal("leak_thresholds", t) if isinstance(t, str) else t
+            for t in options["leak_thresholds"]
+        )
     return TameConfig.from_options(**options)
+
+
+def _decimal(name: str, text: str) -> Fraction:
+    """A decimal given on the command line, exactly ("0.30" is 3/10)."""
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError) as exc:
+        raise InvalidOptionError(
+            f"--{name.replace('_', '-')}: expected a number in [0, 1], got {text!r}"
+        ) from exc
 
 
 def add_train_options(parser: argparse.ArgumentParser, index: bool = True) -> None:

@@ -16,6 +16,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -239,7 +240,7 @@ def contamination(
     corpus: Mapping[str, str | Path | Iterable[str]],
     flores: FloresData | str | Path,
     splits: Sequence[str] = SPLITS,
-    thresholds: Sequence[float | str] = ("0.50", "0.70", "0.85", "0.95"),
+    thresholds: Sequence[float | Fraction] = (0.5, 0.7, 0.85, 0.95),
     retrieval: RetrievalConfig | None = None,
 ) -> dict[str, dict[str, Any]]:
     """How much of FLORES each language's training text contains, exactly or nearly.

@@ -47,11 +47,9 @@ def format_threshold(value: Fraction) -> str:
 
 
 def _thresholds(name: str, values: object) -> tuple[Fraction, ...]:
-    if isinstance(values, str):
-        values = values.split(",")
-    if not isinstance(values, Sequence) or not values:
+    if isinstance(values, str) or not isinstance(values, Sequence) or not values:
         raise InvalidOptionError(f"{name}: expected a non-empty list of numbers, got {values!r}")
-    exact = tuple(threshold(name, v.strip() if isinstance(v, str) else v) for v in values)
+    exact = tuple(threshold(name, v) for v in values)
     if len(set(exact)) != len(exact):
         raise InvalidOptionError(f"{name}: repeated threshold in {values!r}")
     return tuple(sorted(exact))

@@ -45,11 +45,11 @@ def _check_int(name: str, value: object, minimum: int, maximum: int | None = Non
 
 
 def threshold(name: str, value: object) -> Fraction:
-    """A similarity threshold as an exact fraction in [0, 1]. Decimal strings and
-    floats are read as the decimal they print as (0.7 is 7/10)."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float | Fraction):
+    """A similarity threshold (a number, never a string) as an exact fraction in
+    [0, 1]. A float is read as the decimal it prints as (0.7 is 7/10)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Fraction):
         raise InvalidOptionError(f"{name}: expected a number in [0, 1], got {value!r}")
-    text = value if isinstance(value, str | Fraction) else repr(value)
+    text = value if isinstance(value, Fraction) else repr(value)
     try:
         exact = Fraction(text)
     except (ValueError, ZeroDivisionError) as exc:
