@@ -121,7 +121,7 @@ def _check_corpus(folder: Path, corpus: TrainingCorpus) -> None:
 
 
 def discard(path: Path) -> None:
-    """Remove a damaged entry, whatever stands at its place."""
+    """Remove an entry (damaged or not), whatever stands at its place."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
     else:
@@ -197,10 +197,7 @@ def remove(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
     for entry in list_entries(cache_dir):
         if entry.name == name:
             with FileLock(f"{entry.path}.lock"):
-                if entry.path.is_dir():
-                    shutil.rmtree(entry.path)
-                else:
-                    entry.path.unlink()
+                discard(entry.path)
             return entry
     raise InvalidOptionError(f"{name}: no such cache entry in {cache_root(cache_dir)}")
 
