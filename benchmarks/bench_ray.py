@@ -18,9 +18,9 @@ from typing import Any
 
 from bench_retrieval import DATA, DEFAULT_CACHE, prepare, read_lines
 
-from tame_mt_metric import RetrievalConfig, stream_exposures
+from tame_mt_metric import RetrievalConfig
 from tame_mt_metric.scale.ray_engine import TextFiles, _audit_range
-from tame_mt_metric.scale.shards import iter_text_pairs, merge_partials, shard_ranges
+from tame_mt_metric.scale.shards import audit_shard, merge_partials, shard_ranges
 
 
 def _measured(train: Any, start: int, stop: int, test: Any) -> tuple[Any, float, float]:
@@ -34,14 +34,15 @@ def bench(folder: Path, workers: list[int], one_machine: bool = True) -> dict[st
     import ray
 
     files = TextFiles(folder / "train.src", folder / "train.tgt")
-    rows = files.rows()
+    rows = files.num_rows
     sources, refs = read_lines(folder / "test.src"), [[r] for r in read_lines(folder / "test.ref")]
     config = RetrievalConfig(threads=1)
     out: dict[str, Any] = {"rows": rows, "items": len(sources)}
     whole = None
     if one_machine:
         began = time.perf_counter()
-        whole = stream_exposures(iter_text_pairs(files.source, files.target), sources, refs, config)
+        blocks = files.blocks(config.block_rows)
+        whole = audit_shard(blocks, 0, sources, refs, config).exposures
         out["one_machine_s"] = time.perf_counter() - began
     for n in workers:
         ray.init(num_cpus=n, include_dashboard=False, log_to_driver=False)

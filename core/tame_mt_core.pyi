@@ -1,10 +1,12 @@
 """Type stubs of the compiled core (checked against it by mypy.stubtest)."""
 
+from collections.abc import Callable, Sequence
 from typing import Any, final
 
 __all__ = [
     "FINGERPRINT_BLOCK_ROWS",
     "INDEX_FORMAT_VERSION",
+    "ArrowTexts",
     "CorpusFingerprint",
     "StreamingAudit",
     "TrainingIndex",
@@ -41,6 +43,21 @@ def count_grams(
 ) -> int: ...
 
 @final
+class ArrowTexts:
+    def __new__(
+        cls,
+        chunks: list[tuple[Any, Any, int, int, bool]],
+        argument: str = "texts",
+        start: int = 0,
+    ) -> ArrowTexts: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> str: ...
+    @property
+    def data_bytes(self) -> int: ...
+
+Texts = Sequence[str] | ArrowTexts
+
+@final
 class StreamingAudit:
     def __new__(
         cls,
@@ -54,7 +71,8 @@ class StreamingAudit:
         block_rows: int = 65536,
         threads: int = 0,
     ) -> StreamingAudit: ...
-    def feed(self, sources: list[str], targets: list[str], row_base: int) -> None: ...
+    def feed(self, sources: Texts, targets: Texts, row_base: int) -> None: ...
+    def best_source_rows(self) -> list[int]: ...
     def merge(self, other: StreamingAudit) -> None: ...
     @property
     def next_row(self) -> int: ...
@@ -66,13 +84,14 @@ class StreamingAudit:
 class TrainingIndex:
     def __new__(
         cls,
-        sources: list[str],
-        targets: list[str],
+        sources: Texts,
+        targets: Texts,
         orders: list[int],
         lowercase: bool = False,
         strip_diacritics: bool = False,
         normalize_punctuation: bool = False,
         threads: int = 0,
+        progress: Callable[[int], object] | None = None,
     ) -> TrainingIndex: ...
     def expose(
         self, sources: list[str], references: list[list[str]], top_k: int = 1
@@ -97,7 +116,7 @@ class TrainingIndex:
 @final
 class CorpusFingerprint:
     def __new__(cls) -> CorpusFingerprint: ...
-    def update(self, sources: list[str], targets: list[str]) -> None: ...
+    def update(self, sources: Texts, targets: Texts) -> None: ...
     @property
     def rows(self) -> int: ...
     def hexdigest(self) -> str: ...

@@ -15,7 +15,7 @@ from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import EmptyTestSetError, InvalidOptionError, MisalignedInputError
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.pipeline import check_test_set, score_tame
-from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream, training_corpus
 from tame_mt_metric.retrieval.inputs import check_aligned, check_texts
 
 __all__ = ["TameMT"]
@@ -51,7 +51,10 @@ Args:
     train: the training corpus, unless given at load time: a ``datasets.Dataset``
         with ``source``/``target`` columns (names set by ``source_column`` and
         ``target_column`` at load time, or a ``translation`` column with
-        ``source_lang``/``target_lang``), or a dict of two lists.
+        ``source_lang``/``target_lang``; memory-mapped Arrow is read in place), a
+        ``pyarrow.Table``, a dict of two lists, or a stream read once block by
+        block: a ``datasets.IterableDataset`` (``streaming=True``) or any
+        iterable of ``{source, target}`` rows or Arrow record batches.
     return_report (bool): also return ``report`` (the JSON report) and
         ``segments`` (per-item diagnostics). Default False.
     include_neighbor_text (bool): put the neighbours' training text in
@@ -128,7 +131,7 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         base = {k: options.pop(k) for k in list(options) if k in _BASE_OPTIONS}
         self.tame_config = TameConfig.from_options(**options)
         self.cache = CacheOptions(tame_cache_dir, train_key, use_cache)
-        self._last_corpus: tuple[object, object, TrainingCorpus] | None = None
+        self._last_corpus: tuple[object, object, TrainingCorpus | TrainingStream] | None = None
         self._columns: dict[str, Any] = {
             "source_column": source_column,
             "target_column": target_column,
@@ -152,14 +155,14 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         self._checked_items = 0
         super().__init__(**base)
 
-    def _corpus(self, train: object) -> TrainingCorpus:
+    def _corpus(self, train: object) -> TrainingCorpus | TrainingStream:
         """The training corpus; the same dataset given again (same object, same
         fingerprint) is not read again."""
         fingerprint = getattr(train, "_fingerprint", None)
         last = self._last_corpus
         if last is not None and last[0] is train and last[1] == fingerprint:
             return last[2]
-        corpus = TrainingCorpus.from_any(train, **self._columns)
+        corpus = training_corpus(train, **self._columns)
         if fingerprint is not None:
             self._last_corpus = (train, fingerprint, corpus)
         return corpus
@@ -319,7 +322,7 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         predictions: list[str],
         references: list[str] | list[list[str]],
         sources: list[str] | None = None,
-        train: TrainingCorpus | None = None,
+        train: TrainingCorpus | TrainingStream | None = None,
         return_report: bool = False,
         include_neighbor_text: bool = False,
     ) -> dict[str, Any]:

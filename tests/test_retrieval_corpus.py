@@ -66,5 +66,7 @@ def test_bad_corpora_name_the_column_and_row() -> None:
         TrainingCorpus.from_any(pairs, source_lang="en")
     with pytest.raises(InvalidOptionError, match=r"one split.*train\['train'\]"):
         TrainingCorpus.from_any(datasets.DatasetDict({"train": datasets.Dataset.from_dict({})}))
-    with pytest.raises(InvalidOptionError, match=r"expected a datasets\.Dataset or a dict"):
+    with pytest.raises(
+        InvalidOptionError, match=r"expected a datasets\.Dataset, an IterableDataset"
+    ):
         TrainingCorpus.from_any([("a", "b")])

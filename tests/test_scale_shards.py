@@ -75,7 +75,7 @@ def test_merged_shards_equal_one_machine(
     sources, refs = test_set
     parts = [
         audit_shard(
-            zip(corpus.sources[a:b], corpus.targets[a:b], strict=True),
+            corpus.blocks(RetrievalConfig().block_rows, a, b),
             a,
             sources,
             refs,
@@ -90,7 +90,7 @@ def test_merged_shards_equal_one_machine(
     with pytest.raises(InvalidOptionError, match="are in no shard"):
         merge_partials([parts[0], parts[2]])
     other = audit_shard(
-        zip(corpus.sources[:10], corpus.targets[:10], strict=True),
+        [(corpus.sources[:10], corpus.targets[:10])],
         0,
         sources[:3],
         None,

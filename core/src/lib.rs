@@ -17,6 +17,7 @@
 //! on top and hold no algorithm.
 
 // The shared base.
+pub mod arrow_text;
 pub mod error;
 pub mod exposure;
 pub mod fingerprint;

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyDict, PyList, PyString};
 
+use crate::arrow_text::{StringChunk, StringColumn};
 use crate::error::{invalid, Error};
 use crate::exposure::Exposure;
 use crate::grams::{unpack, GramConfig};
@@ -49,10 +50,30 @@ fn to_py(err: Error) -> PyErr {
     })
 }
 
-/// The strings of the sequence `items`, borrowed, item `i` named
-/// `argument[start + i]` in errors: one that is not a string, or not valid
-/// Unicode (a lone surrogate has no UTF-8), is an `InputTextError`.
-fn texts(argument: &str, items: &Bound<'_, PyAny>, start: u64) -> PyResult<Vec<PyBackedStr>> {
+/// Texts handed to the core: Python strings (borrowed) or an Arrow column
+/// read in place ([`PyArrowTexts`]).
+enum Texts<'py> {
+    Python(Vec<PyBackedStr>),
+    Arrow(PyRef<'py, PyArrowTexts>),
+}
+
+impl Texts<'_> {
+    fn strs(&self) -> Vec<&str> {
+        match self {
+            Texts::Python(items) => items.iter().map(|s| &**s).collect(),
+            Texts::Arrow(column) => column.column.all(),
+        }
+    }
+}
+
+/// The texts `items`: an `ArrowTexts`, or a sequence of strings borrowed,
+/// item `i` named `argument[start + i]` in errors: one that is not a string,
+/// or not valid Unicode (a lone surrogate has no UTF-8), is an
+/// `InputTextError`.
+fn texts<'py>(argument: &str, items: &Bound<'py, PyAny>, start: u64) -> PyResult<Texts<'py>> {
+    if let Ok(column) = items.cast::<PyArrowTexts>() {
+        return Ok(Texts::Arrow(column.borrow()));
+    }
     if items.is_instance_of::<PyString>() {
         return Err(to_py(invalid(
             argument,
@@ -63,7 +84,8 @@ fn texts(argument: &str, items: &Bound<'_, PyAny>, start: u64) -> PyResult<Vec<P
         .try_iter()?
         .zip(start..)
         .map(|(item, index)| text(argument, &item?, index).map_err(to_py))
-        .collect()
+        .collect::<PyResult<Vec<_>>>()
+        .map(Texts::Python)
 }
 
 /// `item` as a string, or the error naming it `argument[index]`.
@@ -84,12 +106,175 @@ fn text(argument: &str, item: &Bound<'_, PyAny>, index: u64) -> Result<PyBackedS
 }
 
 /// The references of each test item (`references[i]`, a list of strings).
-fn reference_texts(items: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<PyBackedStr>>> {
+fn reference_texts<'py>(items: &Bound<'py, PyAny>) -> PyResult<Vec<Texts<'py>>> {
     items
         .try_iter()?
         .enumerate()
         .map(|(i, refs)| texts(&format!("references[{i}]"), &refs?, 0))
         .collect()
+}
+
+/// The test set: its sources and the references of each item.
+struct TestTexts<'py> {
+    sources: Texts<'py>,
+    references: Vec<Texts<'py>>,
+}
+
+impl<'py> TestTexts<'py> {
+    fn new(sources: &Bound<'py, PyAny>, references: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(TestTexts {
+            sources: texts("test_sources", sources, 0)?,
+            references: reference_texts(references)?,
+        })
+    }
+
+    fn strs(&self) -> (Vec<&str>, Vec<Vec<&str>>) {
+        let references = self.references.iter().map(Texts::strs).collect();
+        (self.sources.strs(), references)
+    }
+}
+
+/// One side of a corpus to index, read a block at a time: texts are copied
+/// out of a list (or an Arrow column) per block, so a corpus is never held
+/// twice.
+enum TrainingSide {
+    List(Py<PyList>, &'static str),
+    Arrow(Py<PyArrowTexts>),
+}
+
+impl TrainingSide {
+    fn new(argument: &'static str, items: Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(column) = items.cast::<PyArrowTexts>() {
+            return Ok(TrainingSide::Arrow(column.clone().unbind()));
+        }
+        let list = items.cast_into::<PyList>().map_err(|e| {
+            to_py(invalid(
+                argument,
+                format!("expected a list of strings or ArrowTexts, got {}", e.into_inner()),
+            ))
+        })?;
+        Ok(TrainingSide::List(list.unbind(), argument))
+    }
+
+    fn len(&self) -> usize {
+        Python::attach(|py| match self {
+            TrainingSide::List(list, _) => list.bind(py).len(),
+            TrainingSide::Arrow(column) => column.get().column.len(),
+        })
+    }
+
+    fn read(&self, start: usize, end: usize) -> Result<Vec<String>, Error> {
+        match self {
+            TrainingSide::Arrow(column) => Ok(column
+                .get()
+                .column
+                .range(start, end)
+                .into_iter()
+                .map(str::to_string)
+                .collect()),
+            TrainingSide::List(list, argument) => Python::attach(|py| {
+                let list = list.bind(py);
+                (start..end)
+                    .map(|i| {
+                        let item = list
+                            .get_item(i)
+                            .map_err(|e| invalid(argument, e.to_string()))?;
+                        Ok(text(argument, &item, i as u64)?.to_string())
+                    })
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// The texts of an Arrow string column (`string` or `large_string`), read in
+/// place from the buffers of its chunks and checked once, when made: each
+/// chunk is `(offsets, data, offset, length, large)`, buffers that support
+/// the buffer protocol (kept alive here), and rows are numbered from `start`
+/// in errors naming `argument`.
+#[pyclass(name = "ArrowTexts", module = "tame_mt_core", frozen)]
+struct PyArrowTexts {
+    /// Borrows from `_buffers`, which this object holds until it is dropped.
+    column: StringColumn<'static>,
+    data_bytes: u64,
+    _buffers: Vec<PyBuffer<u8>>,
+}
+
+type ChunkBuffers<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, usize, usize, bool);
+
+#[pymethods]
+impl PyArrowTexts {
+    #[new]
+    #[pyo3(signature = (chunks, argument="texts", start=0))]
+    fn new(
+        py: Python<'_>,
+        chunks: Vec<ChunkBuffers<'_>>,
+        argument: &str,
+        start: u64,
+    ) -> PyResult<Self> {
+        let mut buffers = Vec::with_capacity(2 * chunks.len());
+        let mut spans = Vec::with_capacity(chunks.len());
+        for (offsets, data, offset, length, large) in &chunks {
+            for obj in [offsets, data] {
+                let buffer = PyBuffer::<u8>::get(obj)?;
+                if !buffer.is_c_contiguous() {
+                    return Err(to_py(invalid(argument, "an Arrow buffer is not contiguous")));
+                }
+                buffers.push(buffer);
+            }
+            spans.push((*offset, *length, *large));
+        }
+        let column = py
+            .detach(|| {
+                let mut row = start;
+                let mut checked = Vec::with_capacity(spans.len());
+                for (pair, &(offset, length, large)) in buffers.chunks(2).zip(&spans) {
+                    // SAFETY: each PyBuffer keeps its exporter's memory in
+                    // place, unchanged, until it is released; they live in
+                    // this object as long as the slices do.
+                    let [offsets, data] = [&pair[0], &pair[1]].map(|b| unsafe {
+                        std::slice::from_raw_parts::<'static, u8>(
+                            b.buf_ptr() as *const u8,
+                            b.len_bytes(),
+                        )
+                    });
+                    checked.push(StringChunk::new(
+                        offsets, data, offset, length, large, argument, row,
+                    )?);
+                    row += length as u64;
+                }
+                Ok(StringColumn::new(checked))
+            })
+            .map_err(to_py)?;
+        let data_bytes = column_bytes(&column);
+        Ok(PyArrowTexts {
+            column,
+            data_bytes,
+            _buffers: buffers,
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.column.len()
+    }
+
+    /// Text `i` of the column (numbered from 0, whatever `start` was).
+    fn __getitem__(&self, i: usize) -> PyResult<&str> {
+        if i >= self.column.len() {
+            return Err(pyo3::exceptions::PyIndexError::new_err(i));
+        }
+        Ok(self.column.range(i, i + 1)[0])
+    }
+
+    /// Bytes of text data in the column.
+    #[getter]
+    fn data_bytes(&self) -> u64 {
+        self.data_bytes
+    }
+}
+
+fn column_bytes(column: &StringColumn<'_>) -> u64 {
+    column.chunks().iter().map(StringChunk::data_bytes).sum()
 }
 
 /// True once Ctrl-C (or another signal handler) has raised in Python.
@@ -160,6 +345,7 @@ fn count_grams(
     use rayon::prelude::*;
     let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
     let texts = self::texts("texts", &texts, 0)?;
+    let texts = texts.strs();
     let pool = pool(threads).map_err(to_py)?;
     Ok(py.detach(|| pool.install(|| texts.par_iter().map(|t| cfg.grams(t).len() as u64).sum())))
 }
@@ -230,10 +416,8 @@ impl PyStreamingAudit {
         threads: usize,
     ) -> PyResult<Self> {
         let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
-        let (sources, references) = (
-            texts("test_sources", &sources, 0)?,
-            reference_texts(&references)?,
-        );
+        let test = TestTexts::new(&sources, &references)?;
+        let (sources, references) = test.strs();
         let inner = py
             .detach(|| StreamingAudit::new(cfg, &sources, &references, top_k, block_rows, threads))
             .map_err(to_py)?;
@@ -250,9 +434,18 @@ impl PyStreamingAudit {
     ) -> PyResult<()> {
         let sources = texts("train_sources", &sources, row_base)?;
         let targets = texts("train_targets", &targets, row_base)?;
+        let (sources, targets) = (sources.strs(), targets.strs());
         let inner = &mut self.inner;
         py.detach(|| inner.feed(&sources, &targets, row_base, &interrupted))
             .map_err(to_py)
+    }
+
+    /// The training row of every item's best source neighbour so far (what
+    /// the TM baseline reuses), for fetching its target while the row is at
+    /// hand.
+    fn best_source_rows(&self, py: Python<'_>) -> Vec<u64> {
+        let inner = &self.inner;
+        py.detach(|| inner.best_source_rows())
     }
 
     /// Merge the audit of another shard of the training corpus.
@@ -284,37 +477,34 @@ struct PyTrainingIndex {
 #[pymethods]
 impl PyTrainingIndex {
     #[new]
-    #[pyo3(signature = (sources, targets, orders, lowercase=false, strip_diacritics=false, normalize_punctuation=false, threads=0))]
+    #[pyo3(signature = (sources, targets, orders, lowercase=false, strip_diacritics=false, normalize_punctuation=false, threads=0, progress=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        sources: Bound<'_, PyList>,
-        targets: Bound<'_, PyList>,
+        sources: Bound<'_, PyAny>,
+        targets: Bound<'_, PyAny>,
         orders: Vec<i64>,
         lowercase: bool,
         strip_diacritics: bool,
         normalize_punctuation: bool,
         threads: usize,
+        progress: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
-        check_aligned(sources.len(), targets.len()).map_err(to_py)?;
-        let rows = sources.len();
-        // Texts are copied out of the lists a block at a time, so a corpus is
-        // never held twice.
-        let sides = [sources.unbind(), targets.unbind()];
+        let sides = [
+            TrainingSide::new("train_sources", sources)?,
+            TrainingSide::new("train_targets", targets)?,
+        ];
+        check_aligned(sides[0].len(), sides[1].len()).map_err(to_py)?;
+        let rows = sides[0].len();
+        // `progress(rows)` after each block read (a failing callback is ignored:
+        // Ctrl-C is polled between blocks).
         let read = |side: usize, start: usize, end: usize| {
-            Python::attach(|py| {
-                let list = sides[side].bind(py);
-                let argument = ["train_sources", "train_targets"][side];
-                (start..end)
-                    .map(|i| {
-                        let item = list
-                            .get_item(i)
-                            .map_err(|e| invalid(argument, e.to_string()))?;
-                        Ok(text(argument, &item, i as u64)?.to_string())
-                    })
-                    .collect()
-            })
+            let texts = sides[side].read(start, end)?;
+            if let Some(callback) = &progress {
+                Python::attach(|py| callback.call1(py, (end - start,)).map(drop).ok());
+            }
+            Ok(texts)
         };
         let inner = py
             .detach(|| TrainingIndex::build_from(cfg, rows, &read, threads, &interrupted))
@@ -330,10 +520,8 @@ impl PyTrainingIndex {
         references: Bound<'py, PyAny>,
         top_k: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (sources, references) = (
-            texts("test_sources", &sources, 0)?,
-            reference_texts(&references)?,
-        );
+        let test = TestTexts::new(&sources, &references)?;
+        let (sources, references) = test.strs();
         let inner = &self.inner;
         let found = py
             .detach(|| inner.expose(&sources, &references, top_k, &interrupted))
@@ -441,6 +629,7 @@ impl PyCorpusFingerprint {
         let start = self.inner.rows();
         let sources = texts("train_sources", &sources, start)?;
         let targets = texts("train_targets", &targets, start)?;
+        let (sources, targets) = (sources.strs(), targets.strs());
         let inner = &mut self.inner;
         py.detach(|| inner.update(&sources, &targets))
             .map_err(to_py)
@@ -488,6 +677,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamingAudit>()?;
     m.add_class::<PyTrainingIndex>()?;
     m.add_class::<PyCorpusFingerprint>()?;
+    m.add_class::<PyArrowTexts>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("INDEX_FORMAT_VERSION", FORMAT_VERSION)?;
     m.add("FINGERPRINT_BLOCK_ROWS", crate::fingerprint::BLOCK_ROWS)?;

@@ -14,6 +14,7 @@ import pyarrow as pa
 from tame_mt_metric.cache.index_files import read_manifest
 from tame_mt_metric.errors import IndexFileError
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.text_files import TextFiles
 
 __all__ = ["CORPUS_FILE", "corpus_of_index", "write_corpus"]
 
@@ -22,10 +23,14 @@ CORPUS_FILE = "corpus.arrow"
 
 def write_corpus(folder: Path, corpus: TrainingCorpus) -> None:
     """Save the training text beside an index, whole (temporary name, then rename)."""
+    if isinstance(corpus, TextFiles) or not corpus.is_arrow:
+        columns = [pa.array(corpus.sources), pa.array(corpus.targets)]
+    else:
+        columns = [corpus.source_column, corpus.target_column]
     table = pa.table(
         {
-            "source": pa.array(corpus.sources, pa.large_string()),
-            "target": pa.array(corpus.targets, pa.large_string()),
+            name: c.cast(pa.large_string())
+            for name, c in zip(("source", "target"), columns, strict=True)
         }
     ).replace_schema_metadata({"train_fingerprint": corpus.fingerprint})
     tmp = folder / f".{CORPUS_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -45,12 +50,10 @@ def corpus_of_index(folder: Path) -> TrainingCorpus:
             f"{folder}: no {CORPUS_FILE}; build it with 'tame-mt-metric index build'"
         )
     try:
-        with pa.memory_map(str(path), "r") as source:
-            table = pa.ipc.open_file(source).read_all()
+        # The table's buffers keep the mapping open; the core reads them in place.
+        table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
         table.validate(full=True)  # damaged offsets fail here, not crash a read below
-        corpus = TrainingCorpus(
-            table.column("source").to_pylist(), table.column("target").to_pylist()
-        )
+        corpus = TrainingCorpus(table.column("source"), table.column("target"))
         expected = (table.schema.metadata or {}).get(b"train_fingerprint", b"").decode()
     except (OSError, KeyError, pa.ArrowException) as exc:
         raise IndexFileError(f"{path}: not a readable corpus file ({exc})") from exc

@@ -24,8 +24,9 @@ from filelock import FileLock
 from tame_mt_metric.cache.index_files import index_settings, read_index, read_manifest, write_index
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import CacheWarning, IndexFileError, InvalidOptionError
+from tame_mt_metric.progress import progress
 from tame_mt_metric.retrieval.config import RetrievalConfig
-from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
 __all__ = [
@@ -71,7 +72,7 @@ class CacheOptions:
     def root(self) -> Path:
         return cache_root(self.cache_dir)
 
-    def key_of(self, corpus: TrainingCorpus) -> str:
+    def key_of(self, corpus: TrainingCorpus | TrainingStream) -> str:
         return self.train_key or corpus.fingerprint
 
 
@@ -148,7 +149,8 @@ def cached_index(
                 discard(folder)
             else:
                 return index
-        built = TrainingIndex.build(corpus.sources, corpus.targets, config)
+        with progress("indexing", 2 * corpus.num_rows) as advance:
+            built = TrainingIndex.build(*corpus.whole(), config, advance)
         extra = {"train_key": key, "train_rows": corpus.num_rows}
         write_index(built, folder, {**extra, "train_fingerprint": corpus.fingerprint})
         BUILDS["index"] += 1

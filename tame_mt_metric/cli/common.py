@@ -25,6 +25,7 @@ from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.report.config import METRICS, TameConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.inputs import read_lines
+from tame_mt_metric.retrieval.text_files import TextFiles
 
 __all__ = [
     "Stages",
@@ -162,8 +163,7 @@ def training_corpus(args: argparse.Namespace) -> TrainingCorpus:
         )
     if not (args.train_src and args.train_tgt):
         raise InvalidOptionError("--train-src and --train-tgt go together")
-    sources, targets = read_aligned([args.train_src, args.train_tgt])
-    return TrainingCorpus(sources, targets)
+    return TextFiles(args.train_src, args.train_tgt)
 
 
 def read_aligned(paths: Sequence[Path]) -> list[list[str]]:

@@ -57,7 +57,7 @@ def _build(args: argparse.Namespace) -> int:
             folder = args.out
             if folder.exists():
                 raise IndexFileError(f"--out: {folder} exists; remove it or choose another")
-            index = TrainingIndex.build(corpus.sources, corpus.targets, config)
+            index = TrainingIndex.build(*corpus.whole(), config)
             write_index(
                 index,
                 folder,

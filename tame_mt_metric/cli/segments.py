@@ -169,7 +169,7 @@ class SegmentFile:
                 f"{self.path}: {len(items)} segments, its sidecar says {self.meta.get('items')}"
             )
         exposures = Exposures(tuple(items), int(self.meta["num_train"]), self.meta["strategy"])
-        return Audit(exposures, [], stats, from_cache=True)
+        return Audit(exposures, [], stats, self.meta["train_fingerprint"], from_cache=True)
 
 
 def read_segments(path: Path) -> SegmentFile:

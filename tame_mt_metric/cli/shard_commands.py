@@ -21,11 +21,10 @@ from tame_mt_metric.report.audit import Audit
 from tame_mt_metric.report.pipeline import TameResult, report_from_audit
 from tame_mt_metric.report.scores import Scorers
 from tame_mt_metric.retrieval.exposure import Exposures
-from tame_mt_metric.scale.ray_engine import TextFiles
+from tame_mt_metric.retrieval.text_files import TextFiles
 from tame_mt_metric.scale.shards import (
     PartialAudit,
     audit_shard,
-    iter_text_pairs,
     merge_partials,
     parse_shard,
     shard_ranges,
@@ -41,19 +40,14 @@ def audit_one_shard(args: argparse.Namespace, sources: list[str], refs: list[lis
     if not args.partial_out:
         raise InvalidOptionError("--shard: --partial-out names the partial audit to write")
     index, count = parse_shard(args.shard)
-    ranges = shard_ranges(TextFiles(args.train_src, args.train_tgt).rows(), count)
+    ranges = shard_ranges(TextFiles(args.train_src, args.train_tgt).num_rows, count)
     if index >= len(ranges):
         raise InvalidOptionError(f"--shard: the corpus has only {len(ranges)} shards")
     start, stop = ranges[index]
     config = config_from(args).retrieval
-    part = audit_shard(
-        iter_text_pairs(args.train_src, args.train_tgt, start, stop),
-        start,
-        sources,
-        refs or None,
-        config,
-        again=iter_text_pairs(args.train_src, args.train_tgt, start, stop),
-    )
+    files = TextFiles(args.train_src, args.train_tgt)
+    blocks = files.blocks(config.block_rows, start, stop)
+    part = audit_shard(blocks, start, sources, refs or None, config)
     part.save(args.partial_out)
     if not args.quiet:
         print(f"shard {index}/{count}: rows {start:,}..{stop:,} -> {args.partial_out}")
@@ -73,7 +67,10 @@ def _merge(args: argparse.Namespace) -> int:
         )
     scorers = Scorers.for_references(config, refs)
     audit = Audit(
-        merged.exposures, merged.tm_hypotheses, scorers.statistics(merged.tm_hypotheses).rows()
+        merged.exposures,
+        merged.tm_hypotheses,
+        scorers.statistics(merged.tm_hypotheses).rows(),
+        merged.fingerprint,
     )
     report = report_from_audit(audit, merged.num_train, merged.fingerprint, hyps, refs, config)
     exposures = Exposures(merged.exposures.items, merged.num_train, "streaming")

@@ -21,19 +21,20 @@ from tame_mt_metric._version import __version__
 from tame_mt_metric.cache.entries import CacheOptions, cached_index, discard, find_cached_index
 from tame_mt_metric.cache.proof import PROOF, proof, proved
 from tame_mt_metric.digest import digest
-from tame_mt_metric.errors import CacheWarning
+from tame_mt_metric.errors import CacheWarning, InvalidOptionError
+from tame_mt_metric.progress import progress
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.scores import Scorers
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.retrieval.config import RetrievalConfig
-from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import (
     Exposures,
     ItemExposure,
     Neighbour,
     TrainingIndex,
-    stream_exposures,
 )
+from tame_mt_metric.scale.shards import audit_shard, merge_partials
 
 __all__ = ["INDEXED_MAX_ITEMS", "Audit", "choose_strategy", "run_audit"]
 
@@ -47,6 +48,7 @@ class Audit:
     exposures: Exposures
     tm_hypotheses: list[str]
     tm_statistics: dict[str, list[list[int]]]
+    train_fingerprint: str
     from_cache: bool = False
 
 
@@ -55,7 +57,7 @@ class Audit:
 _RECENT: OrderedDict[tuple[str, str], Audit] = OrderedDict()
 _RECENT_SIZE = 8
 # Bumped whenever the audit file's columns or their meaning change.
-AUDIT_FORMAT = 4
+AUDIT_FORMAT = 5
 
 
 def choose_strategy(config: RetrievalConfig, num_train: int, num_test: int, indexed: bool) -> str:
@@ -68,25 +70,39 @@ def choose_strategy(config: RetrievalConfig, num_train: int, num_test: int, inde
     return "streaming"
 
 
-def _exposures(
-    train: TrainingCorpus,
+def _local_audit(
+    train: TrainingCorpus | TrainingStream,
     sources: list[str],
     references: list[list[str]],
-    config: RetrievalConfig,
+    config: TameConfig,
     cache: CacheOptions,
     index: TrainingIndex | None = None,
-) -> Exposures:
+) -> tuple[Exposures, list[str]]:
+    """Exposures and TM hypotheses on this machine: searched in ``index`` (or the
+    index ``auto`` picks), else one streaming pass over the corpus's blocks."""
+    retrieval = config.retrieval
+    if index is None and isinstance(train, TrainingCorpus):
+        has_index = cache.enabled and find_cached_index(train, retrieval, cache) is not None
+        if choose_strategy(retrieval, train.num_rows, len(sources), has_index) == "indexed":
+            if cache.enabled:
+                index = cached_index(train, retrieval, cache)
+            else:
+                with progress("indexing", 2 * train.num_rows) as advance:
+                    index = TrainingIndex.build(*train.whole(), retrieval, advance)
+    elif retrieval.strategy == "indexed":
+        raise InvalidOptionError(
+            "strategy: 'indexed' needs the whole corpus at hand; a streamed corpus is "
+            "read once (strategy='streaming' or 'auto')"
+        )
     if index is not None:
-        return index.find_exposures(sources, references)
-    has_index = cache.enabled and find_cached_index(train, config, cache) is not None
-    if choose_strategy(config, train.num_rows, len(sources), has_index) == "indexed":
-        if cache.enabled:
-            index = cached_index(train, config, cache)
-        else:
-            index = TrainingIndex.build(train.sources, train.targets, config)
-        return index.find_exposures(sources, references)
-    pairs = zip(train.sources, train.targets, strict=True)
-    return stream_exposures(pairs, sources, references, config)
+        exposures = index.find_exposures(sources, references)
+        targets = train.targets_at([e.source[0].row for e in exposures])
+        return exposures, tm_hypotheses(exposures, targets, config.tm_zero_policy)
+    with progress("auditing", train.known_rows()) as advance:
+        blocks = train.blocks(retrieval.block_rows)
+        part = audit_shard(blocks, 0, sources, references, retrieval, advance)
+    merged = merge_partials([part], config.tm_zero_policy)
+    return merged.exposures, merged.tm_hypotheses
 
 
 def audit_key(
@@ -131,6 +147,7 @@ def _to_table(audit: Audit, key: str) -> pa.Table:
     meta = {
         "tame_mt.audit": key,
         "num_train": str(audit.exposures.num_train),
+        "train_fingerprint": audit.train_fingerprint,
         "strategy": audit.exposures.strategy,
     }
     meta[PROOF] = proof(meta, _lines(_columns(table)))
@@ -174,7 +191,8 @@ def _from_table(table: pa.Table, key: str, num_items: int, statistics: set[str])
     stats = {n.removeprefix("tm_stats_"): v for n, v in cols.items() if n.startswith("tm_stats_")}
     if set(stats) != statistics:
         raise ValueError(f"statistics of {sorted(stats)}, expected {sorted(statistics)}")
-    return Audit(exposures, cols["tm_hyp"], stats, from_cache=True)
+    fingerprint = meta[b"train_fingerprint"].decode()
+    return Audit(exposures, cols["tm_hyp"], stats, fingerprint, from_cache=True)
 
 
 def _audit_path(cache: CacheOptions, key: str) -> Path:
@@ -212,7 +230,7 @@ def _save(path: Path, table: pa.Table) -> None:
 
 
 def run_audit(
-    train: TrainingCorpus,
+    train: TrainingCorpus | TrainingStream,
     sources: list[str],
     references: list[list[str]],
     config: TameConfig,
@@ -222,17 +240,25 @@ def run_audit(
 ) -> Audit:
     """The audit of a test set: from the cache when an entry for the same training
     corpus, test set and settings exists, else computed (and stored); ``index``, an
-    index of ``train`` opened by the caller, is searched instead of choosing."""
+    index of ``train`` opened by the caller, is searched instead of choosing. A
+    streamed corpus is looked up only under a ``train_key`` (its fingerprint is
+    known once it is read) and stored under its key once read."""
     cache = cache or CacheOptions()
-    key = audit_key(cache.key_of(train), sources, references, config) if cache.enabled else ""
-    path = _audit_path(cache, key)
-    recent = (str(path), key)
-    if cache.enabled and recent in _RECENT:
-        _RECENT.move_to_end(recent)
-        return _RECENT[recent]
-    if cache.enabled and (found := _load(path, key, len(sources), scorers.statistics_names)):
-        return _remember(recent, found)
+    if cache.enabled and (isinstance(train, TrainingCorpus) or cache.train_key is not None):
+        key = audit_key(cache.key_of(train), sources, references, config)
+        path = _audit_path(cache, key)
+        recent = (str(path), key)
+        if recent in _RECENT:
+            _RECENT.move_to_end(recent)
+            return _RECENT[recent]
+        if found := _load(path, key, len(sources), scorers.statistics_names):
+            return _remember(recent, found)
     if config.engine == "ray" and index is None:
+        if isinstance(train, TrainingStream):
+            raise InvalidOptionError(
+                "engine: the Ray engine cuts the corpus into row ranges; give a Dataset or "
+                "TextFiles, not a stream"
+            )
         from tame_mt_metric.scale.ray_engine import ray_audit
 
         merged = ray_audit(
@@ -245,12 +271,13 @@ def run_audit(
         )
         exposures, tm = merged.exposures, merged.tm_hypotheses
     else:
-        exposures = _exposures(train, sources, references, config.retrieval, cache, index)
-        tm = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
-    audit = Audit(exposures, tm, scorers.statistics(tm).rows())
+        exposures, tm = _local_audit(train, sources, references, config, cache, index)
+    audit = Audit(exposures, tm, scorers.statistics(tm).rows(), train.fingerprint)
     if cache.enabled:
+        key = audit_key(cache.key_of(train), sources, references, config)
+        path = _audit_path(cache, key)
         _save(path, _to_table(audit, key))
-        _remember(recent, replace(audit, from_cache=True))
+        _remember((str(path), key), replace(audit, from_cache=True))
     return audit
 
 

@@ -12,7 +12,7 @@ Warnings (each documented in the README):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,10 +123,11 @@ def segment_rows(
     exposures: Exposures,
     item_bins: Sequence[str],
     tm_hypotheses: Sequence[str],
-    train_sources: Sequence[str] | None = None,
-    train_targets: Sequence[str] | None = None,
+    train_sources: Mapping[int, str] | Sequence[str] | None = None,
+    train_targets: Mapping[int, str] | Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One dict per test item; training text only when the training sides are given."""
+    """One dict per test item; training text only when the training sides are given
+    (all, or by row those of the neighbours)."""
     rows = []
     for i, item in enumerate(exposures):
         source, target, pair = item.source[0], item.target[0], item.pair

@@ -18,7 +18,7 @@ from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import TameReport, bin_scores, segment_rows, warnings_for
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.scores import SACREBLEU_VERSION, Scorers
-from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import Exposures, TrainingIndex
 from tame_mt_metric.retrieval.inputs import (
     check_aligned,
@@ -80,7 +80,7 @@ class TameResult:
     exposures: Exposures
     tm_hypotheses: list[str]
     tm_statistics: dict[str, list[list[int]]]
-    train: TrainingCorpus | None = None
+    train: TrainingCorpus | TrainingStream | None = None
     include_neighbor_text: bool = False
 
     @cached_property
@@ -88,17 +88,18 @@ class TameResult:
         """One dict per test item (built on first use); neighbour texts only when asked
         for and the training corpus is at hand."""
         text = self.train if self.include_neighbor_text else None
+        rows = [n.row for e in self.exposures for n in (e.source[0], e.target[0], e.pair) if n]
         return segment_rows(
             self.exposures,
             self.report.summary.item_bins,
             self.tm_hypotheses,
-            text.sources if text else None,
-            text.targets if text else None,
+            text.sources_at(rows) if text else None,
+            text.targets_at(rows) if text else None,
         )
 
 
 def score_tame(
-    train: TrainingCorpus,
+    train: TrainingCorpus | TrainingStream,
     predictions: Sequence[str],
     references: Sequence[str] | Sequence[Sequence[str]],
     sources: Sequence[str],
@@ -119,7 +120,8 @@ def score_tame(
     preds, refs, srcs = check_test_set(predictions, references, sources)
     scorers = Scorers.for_references(config, refs)
     audit = run_audit(train, srcs, refs, config, scorers, cache, index)
-    report = report_from_audit(audit, train.num_rows, train.fingerprint, preds, refs, config)
+    num_train, fingerprint = audit.exposures.num_train, audit.train_fingerprint
+    report = report_from_audit(audit, num_train, fingerprint, preds, refs, config)
     return TameResult(
         report,
         audit.exposures,

@@ -3,7 +3,7 @@ retrieval strategies of the Rust core."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import islice
@@ -11,10 +11,14 @@ from typing import Any
 
 import tame_mt_core as _core
 
-from tame_mt_metric.errors import EmptyCorpusError, EmptyTestSetError, InvalidOptionError
+from tame_mt_metric.errors import (
+    EmptyCorpusError,
+    EmptyTestSetError,
+    InvalidOptionError,
+    MisalignedInputError,
+)
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.inputs import (
-    check_aligned,
     check_texts,
     check_training,
     references_per_item,
@@ -186,17 +190,26 @@ class TrainingIndex:
     @classmethod
     def build(
         cls,
-        train_sources: Sequence[str],
-        train_targets: Sequence[str],
+        train_sources: Sequence[str] | _core.ArrowTexts,
+        train_targets: Sequence[str] | _core.ArrowTexts,
         config: RetrievalConfig | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> TrainingIndex:
+        """An index of both sides: lists of strings or ``ArrowTexts`` (read a block
+        at a time); ``progress`` is called with the rows of each block read."""
         config = _settings(config)
-        sources, targets = check_training(train_sources, train_targets)
+        if isinstance(train_sources, _core.ArrowTexts):
+            sources, targets = _training_texts(train_sources, train_targets)
+            if not len(sources):
+                raise EmptyCorpusError("train_sources: the training corpus is empty")
+        else:
+            sources, targets = check_training(train_sources, train_targets)
         core = _core.TrainingIndex(
             sources,
             targets,
             list(config.ngram_orders),
             threads=config.resolved_threads(),
+            progress=progress,
             **config.normalization_flags(),
         )
         return cls(core, config)
@@ -259,13 +272,19 @@ class StreamingAudit:
         return self._core.next_row
 
     def feed(
-        self, train_sources: Sequence[str], train_targets: Sequence[str], row_base: int
+        self,
+        train_sources: Sequence[str] | _core.ArrowTexts,
+        train_targets: Sequence[str] | _core.ArrowTexts,
+        row_base: int,
     ) -> None:
-        """Feed training pairs whose first has global index ``row_base``."""
-        src = check_texts("train_sources", train_sources, start=row_base)
-        tgt = check_texts("train_targets", train_targets, start=row_base)
-        check_aligned("train_sources", src, "train_targets", tgt)
+        """Feed training pairs whose first has global index ``row_base``: lists of
+        strings, or ``ArrowTexts`` (Arrow columns, checked when they were made)."""
+        src, tgt = _training_texts(train_sources, train_targets, row_base)
         self._core.feed(src, tgt, row_base)
+
+    def best_source_rows(self) -> list[int]:
+        """Every item's best source row over the rows fed so far (the TM's row)."""
+        return self._core.best_source_rows()
 
     def merge(self, other: StreamingAudit) -> None:
         """Take in the audit of other rows of the same corpus (same test set and settings)."""
@@ -276,6 +295,23 @@ class StreamingAudit:
         if rows == 0:
             raise EmptyCorpusError("train_sources: no training pairs were fed")
         return _from_core(self._core.result(), rows, "streaming")
+
+
+def _training_texts(
+    sources: Sequence[str] | _core.ArrowTexts,
+    targets: Sequence[str] | _core.ArrowTexts,
+    row_base: int = 0,
+) -> tuple[Sequence[str] | _core.ArrowTexts, Sequence[str] | _core.ArrowTexts]:
+    """Training texts for the core: ``ArrowTexts`` as they are, else checked lists."""
+    if not isinstance(sources, _core.ArrowTexts):
+        sources = check_texts("train_sources", sources, start=row_base)
+    if not isinstance(targets, _core.ArrowTexts):
+        targets = check_texts("train_targets", targets, start=row_base)
+    if len(sources) != len(targets):
+        raise MisalignedInputError(
+            f"train_sources has {len(sources)} items but train_targets has {len(targets)}"
+        )
+    return sources, targets
 
 
 def stream_exposures(

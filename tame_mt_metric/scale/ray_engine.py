@@ -4,27 +4,26 @@ in Ray's object store once and shared by every task, each task streams its
 rows through the Rust core, and the partial audits merge exactly, so the result
 equals the one-machine audit.
 
-Training corpora: a ``TrainingCorpus`` (lists in the driver), a
-``datasets.Dataset`` (Arrow-backed: each task reads its rows from the same
-memory-mapped files), or ``TextFiles`` (two aligned text files, ``.gz`` too,
-which every task reads from its first row).
+Training corpora: ``TextFiles`` (two aligned text files, ``.gz`` too, which
+every task reads from its first row), a ``datasets.Dataset`` or a
+``TrainingCorpus`` read from one (each task reopens the Dataset's files,
+memory-mapped, so the driver sends only their names), or a ``TrainingCorpus``
+of lists (sent whole).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from tame_mt_metric.retrieval.config import RetrievalConfig, ZeroPolicy
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
-from tame_mt_metric.retrieval.inputs import iter_lines
+from tame_mt_metric.retrieval.text_files import TextFiles
 from tame_mt_metric.scale.shards import (
     MergedAudit,
     PartialAudit,
     audit_shard,
-    iter_text_pairs,
     merge_partials,
     shard_ranges,
 )
@@ -33,38 +32,22 @@ __all__ = ["TextFiles", "ray_audit"]
 
 
 @dataclass(frozen=True)
-class TextFiles:
-    """A training corpus as two line-aligned text files."""
-
-    source: Path
-    target: Path
-
-    def rows(self) -> int:
-        return sum(1 for _ in iter_lines(self.source))
-
-
-@dataclass(frozen=True)
 class _Dataset:
+    """A corpus read from a ``datasets.Dataset``, sent to tasks as the Dataset
+    (which pickles memory-mapped tables by their files) and its columns."""
+
     dataset: Any
-    source_column: str
-    target_column: str
+    columns: dict[str, Any]
 
-
-def _pairs(train: Any, start: int, stop: int) -> Iterator[tuple[str, str]]:
-    if isinstance(train, TextFiles):
-        return iter_text_pairs(train.source, train.target, start, stop)
-    if isinstance(train, _Dataset):
-        rows = train.dataset.data.slice(start, stop - start)
-        sources = rows.column(train.source_column).to_pylist()
-        targets = rows.column(train.target_column).to_pylist()
-        return zip(sources, targets, strict=True)
-    return zip(train.sources[start:stop], train.targets[start:stop], strict=True)
+    def corpus(self) -> TrainingCorpus:
+        return TrainingCorpus.from_any(self.dataset, **self.columns)
 
 
 def _audit_range(train: Any, start: int, stop: int, test: tuple[Any, ...]) -> PartialAudit:
     sources, references, config = test
-    again = _pairs(train, start, stop) if isinstance(train, TextFiles) else None
-    return audit_shard(_pairs(train, start, stop), start, sources, references, config, again)
+    corpus = train.corpus() if isinstance(train, _Dataset) else train
+    blocks = corpus.blocks(config.block_rows, start, stop)
+    return audit_shard(blocks, start, sources, references, config)
 
 
 def ray_audit(
@@ -75,26 +58,25 @@ def ray_audit(
     zero_policy: ZeroPolicy = "empty",
     shards: int | None = None,
     address: str | None = None,
-    source_column: str = "source",
-    target_column: str = "target",
+    **columns: Any,
 ) -> MergedAudit:
     """The audit of ``sources`` (and ``references``) against ``train`` on Ray.
 
     ``address``: an existing cluster (``ray.init(address=...)``); without it a
     local Ray is started unless one is running. ``shards``: row ranges (default:
     one per CPU of the cluster); each task gets ``config.threads`` cores (1 by default).
+    ``columns``: how to read a Dataset (``source_column``, ``target_column``,
+    ``source_lang``, ``target_lang``).
     """
     import ray
 
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    if hasattr(train, "column_names") and hasattr(train, "data"):
-        train = _Dataset(train, source_column, target_column)
-        num_rows = train.dataset.num_rows
-    elif isinstance(train, TextFiles):
-        num_rows = train.rows()
-    else:
-        num_rows = train.num_rows
+    if not isinstance(train, TrainingCorpus):
+        train = TrainingCorpus.from_any(train, **columns)
+    num_rows = train.num_rows
+    if train.dataset is not None:
+        train = _Dataset(train.dataset, train.columns)
     threads = config.threads or 1
     config = replace(config, threads=threads)
     cpus = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]

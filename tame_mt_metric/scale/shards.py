@@ -13,10 +13,9 @@ Shards start on multiples of ``SHARD_ALIGN`` rows (the fingerprint's block).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from itertools import islice
 from pathlib import Path
 
 import pyarrow as pa
@@ -26,6 +25,7 @@ from tame_mt_metric._version import __version__
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InputTextError, InvalidOptionError
 from tame_mt_metric.retrieval.config import RetrievalConfig, ZeroPolicy
+from tame_mt_metric.retrieval.corpus import Block
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour, StreamingAudit
 from tame_mt_metric.retrieval.inputs import references_per_item
 
@@ -150,41 +150,40 @@ class PartialAudit:
 
 
 def audit_shard(
-    pairs: Iterable[tuple[str, str]],
+    blocks: Iterable[Block],
     start: int,
     sources: Sequence[str],
     references: Sequence[str] | Sequence[Sequence[str]] | None,
     config: RetrievalConfig,
-    again: Iterable[tuple[str, str]] | None = None,
+    advance: Callable[[int], None] | None = None,
 ) -> PartialAudit:
-    """Audit the rows ``pairs`` (global rows from ``start``). ``again`` reads the same
-    rows a second time to fetch the TM candidates (default: the rows are kept)."""
+    """Audit the rows of ``blocks`` (lists of strings or ``ArrowTexts``; global rows
+    from ``start``), fingerprinting them on the way. Each item's TM candidate (the
+    target of its best source row) is taken from the block that holds that row,
+    so the rows are read once and never kept. ``advance(rows)`` after each block."""
     if start % SHARD_ALIGN:
         raise InvalidOptionError(f"start: {start} is not a multiple of {SHARD_ALIGN}")
     audit = StreamingAudit(sources, references, config)
     fingerprint = _core.CorpusFingerprint()
-    kept: list[str] | None = [] if again is None else None
-    rows = iter(pairs)
-    count = 0
-    while block := list(islice(rows, config.block_rows)):
-        srcs, tgts = [p[0] for p in block], [p[1] for p in block]
-        audit.feed(srcs, tgts, start + count)
-        fingerprint.update(srcs, tgts)
-        if kept is not None:
-            kept.extend(tgts)
-        count += len(block)
-    exposures = audit.result() if count else Exposures((), 0, "streaming")
-    wanted = {e.source[0].row - start for e in exposures}
-    if kept is not None:
-        found = {i: kept[i] for i in wanted}
-    else:
-        assert again is not None
-        found = {i: pair[1] for i, pair in enumerate(islice(again, count)) if i in wanted}
+    held_rows = [-1] * len(sources)
+    candidates = [""] * len(sources)
+    row = start
+    for block_sources, block_targets in blocks:
+        audit.feed(block_sources, block_targets, row)
+        fingerprint.update(block_sources, block_targets)
+        stop = row + len(block_sources)
+        for i, best in enumerate(audit.best_source_rows()):
+            if row <= best < stop and best != held_rows[i]:
+                held_rows[i], candidates[i] = best, block_targets[best - row]
+        row = stop
+        if advance is not None:
+            advance(len(block_sources))
+    exposures = audit.result() if row > start else Exposures((), 0, "streaming")
     return PartialAudit(
         start,
-        start + count,
+        row,
         exposures,
-        [found[e.source[0].row - start] for e in exposures],
+        candidates if row > start else [],
         fingerprint.block_digests(),
         _test_set_digest(sources, references_per_item(references, len(sources))),
         _settings(config),
@@ -245,12 +244,3 @@ def merge_partials(parts: Sequence[PartialAudit], zero_policy: ZeroPolicy = "emp
         tm.append("" if empty else owner.tm_candidates[i])
     blocks = [d for p in parts for d in p.block_digests]
     return MergedAudit(exposures, tm, expected, _core.CorpusFingerprint.combine(blocks))
-
-
-def iter_text_pairs(
-    source: Path, target: Path, start: int = 0, stop: int | None = None
-) -> Iterator[tuple[str, str]]:
-    """Rows ``[start, stop)`` of two line-aligned text files (``.gz`` too)."""
-    from tame_mt_metric.retrieval.inputs import iter_lines
-
-    yield from islice(zip(iter_lines(source), iter_lines(target), strict=True), start, stop)

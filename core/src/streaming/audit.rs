@@ -168,6 +168,14 @@ impl StreamingAudit {
         out
     }
 
+    /// The row of every item's best source neighbour over the rows fed so far.
+    pub fn best_source_rows(&self) -> Vec<u64> {
+        self.exposures()
+            .iter()
+            .map(|e| e.source.first().map_or(0, |h| h.row))
+            .collect()
+    }
+
     /// Feed training pairs whose first row has global index `row_base`; feeds
     /// must come in increasing row order. `interrupted` is polled between
     /// blocks.
