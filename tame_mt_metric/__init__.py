@@ -34,7 +34,7 @@ from tame_mt_metric.loading import LOADING_SCRIPT, load
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.retrieval import reference
 from tame_mt_metric.retrieval.config import RetrievalConfig
-from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import (
     Exposures,
     ItemExposure,
@@ -45,6 +45,7 @@ from tame_mt_metric.retrieval.exposure import (
     stream_exposures,
 )
 from tame_mt_metric.retrieval.grams import count_grams, grams, normalize
+from tame_mt_metric.retrieval.text_files import TextFiles
 
 if TYPE_CHECKING:
     from tame_mt_metric.report.pipeline import TameResult, score_tame
@@ -80,8 +81,10 @@ __all__ = [
     "TameConfig",
     "TameError",
     "TameResult",
+    "TextFiles",
     "TrainingCorpus",
     "TrainingIndex",
+    "TrainingStream",
     "__version__",
     "core_version",
     "count_grams",

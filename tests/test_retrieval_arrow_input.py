@@ -84,10 +84,33 @@ def test_arrow_columns_give_the_answers_and_fingerprint_of_lists(
 
 def test_a_memory_mapped_dataset_is_read_in_place(tmp_path: Path, expected: dict[str, Any]) -> None:
     datasets.Dataset.from_dict({"source": SOURCES, "target": TARGETS}).save_to_disk(tmp_path / "d")
-    dataset = datasets.load_from_disk(str(tmp_path / "d"))
+    dataset: Any = datasets.load_from_disk(str(tmp_path / "d"))
     corpus = TrainingCorpus.from_any(dataset)
     assert corpus.is_arrow and corpus.dataset is dataset
+    assert corpus.files is not None  # its file is read as a stream of batches
     assert _report(dataset) == expected
+    # blocks of any size and range, across the file's record batches
+    table = pa.table({"source": SOURCES, "target": TARGETS})
+    with (
+        pa.OSFile(str(tmp_path / "b.arrow"), "wb") as sink,
+        pa.ipc.new_stream(sink, table.schema) as writer,
+    ):
+        for batch in table.to_batches(max_chunksize=5):
+            writer.write_batch(batch)
+    batched = datasets.Dataset.from_file(str(tmp_path / "b.arrow"))
+    for rows, start, stop in ((7, 0, None), (10, 13, 41), (100, 60, 63), (3, 4, 6)):
+        files = TrainingCorpus.from_any(batched)
+        assert files.files is not None
+        got = [s[i] for s, _ in files.blocks(rows, start, stop) for i in range(len(s))]
+        assert got == SOURCES[start:stop]
+        read = [
+            (len(s), first) for s, _, first in files.files.blocks(rows, files._sides, start, stop)
+        ]
+        assert all(n <= rows for n, _ in read) and read[0][1] == start
+        assert sum(n for n, _ in read) == len(SOURCES[start:stop])
+    renamed = dataset.rename_column("source", "en")  # replayed on the map: read through it
+    assert TrainingCorpus.from_any(renamed, source_column="en").files is None
+    assert _report(renamed, source_column="en") == expected
     # select/shuffle: the rows the Dataset shows, in its order
     picked = dataset.select([5, 2, 9])
     assert TrainingCorpus.from_any(picked) == TrainingCorpus(

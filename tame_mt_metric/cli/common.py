@@ -9,7 +9,6 @@ import gzip
 import json
 import os
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -22,6 +21,7 @@ from typing import Any
 from tame_mt_metric.cache.corpus_file import corpus_of_index
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
+from tame_mt_metric.progress import PROGRESS_ENV
 from tame_mt_metric.report.config import METRICS, TameConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.inputs import read_lines
@@ -232,34 +232,19 @@ def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> str:
 
 
 class Stages:
-    """Stage timings on stderr with --verbose; a progress line on a terminal for
-    stages that outlast two seconds."""
+    """Stage timings on stderr with --verbose. The long steps show their own
+    progress bars (``tame_mt_metric.progress``); --quiet turns them off."""
 
     def __init__(self, verbose: bool, quiet: bool) -> None:
         self.verbose = verbose
-        self.live = not quiet and sys.stderr.isatty()
+        if quiet:
+            os.environ[PROGRESS_ENV] = "0"
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         started = time.perf_counter()
-        done = threading.Event()
-
-        def show() -> None:
-            while not done.wait(0.5):
-                elapsed = time.perf_counter() - started
-                if elapsed > 2:
-                    sys.stderr.write(f"\r{name} ... {elapsed:.0f} s")
-                    sys.stderr.flush()
-
-        ticker = threading.Thread(target=show, daemon=True) if self.live else None
-        if ticker:
-            ticker.start()
         try:
             yield
         finally:
-            done.set()
-            if ticker:
-                ticker.join()
-                sys.stderr.write("\r\033[K")
             if self.verbose:
                 print(f"[{name}] {time.perf_counter() - started:.2f} s", file=sys.stderr)

@@ -23,6 +23,7 @@ from typing import Any
 
 from tame_mt_metric.errors import InputTextError, InvalidOptionError, MisalignedInputError
 from tame_mt_metric.flores.languages import LANGUAGES
+from tame_mt_metric.progress import progress
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.pipeline import score_tame
@@ -212,28 +213,42 @@ def score_directions(
         raise InputTextError(f"{outputs}: no system outputs named <src>-<tgt>.{split}.hyp")
     config = config or TameConfig(metrics=FLORES_METRICS)
     scores = FloresScores(split, config.metrics)
-    for path in files:
-        source, target, _ = parse_direction(path.name)
-        direction = f"{source}-{target}"
-        hyps = read_lines(path)
-        refs = data.sentences(target, split)
-        if len(hyps) != len(refs):
-            raise MisalignedInputError(
-                f"{path}: {len(hyps)} lines, the FLORES {split} of {target} has {len(refs)}"
-            )
-        row: dict[str, Any] = {
-            "source": source,
-            "target": target,
-            "group": group_of(source, target),
-        }
-        if train is not None and direction in train:
-            sources = data.sentences(source, split)
-            fields = score_tame(train[direction], hyps, refs, sources, config).report.fields()
-            row.update(fields)
-        else:
-            row.update(Scorers(config, [[r] for r in refs]).statistics(hyps).score())
-        scores.directions[direction] = row
+    with progress("FLORES directions", len(files), unit="directions") as advance:
+        for path in files:
+            _score_direction(data, path, split, config, train, scores)
+            advance(1)
     return scores
+
+
+def _score_direction(
+    data: FloresData,
+    path: Path,
+    split: str,
+    config: TameConfig,
+    train: Mapping[str, TrainingCorpus] | None,
+    scores: FloresScores,
+) -> None:
+    """One system output's scores (and TAME fields when its direction has a corpus)."""
+    source, target, _ = parse_direction(path.name)
+    direction = f"{source}-{target}"
+    hyps = read_lines(path)
+    refs = data.sentences(target, split)
+    if len(hyps) != len(refs):
+        raise MisalignedInputError(
+            f"{path}: {len(hyps)} lines, the FLORES {split} of {target} has {len(refs)}"
+        )
+    row: dict[str, Any] = {
+        "source": source,
+        "target": target,
+        "group": group_of(source, target),
+    }
+    if train is not None and direction in train:
+        sources = data.sentences(source, split)
+        fields = score_tame(train[direction], hyps, refs, sources, config).report.fields()
+        row.update(fields)
+    else:
+        row.update(Scorers(config, [[r] for r in refs]).statistics(hyps).score())
+    scores.directions[direction] = row
 
 
 def contamination(

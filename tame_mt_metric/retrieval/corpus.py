@@ -29,6 +29,8 @@ from tame_mt_metric.errors import (
     InvalidOptionError,
     MissingColumnError,
 )
+from tame_mt_metric.progress import progress
+from tame_mt_metric.retrieval.arrow_files import dataset_files
 from tame_mt_metric.retrieval.columns import (
     Column,
     arrow_texts,
@@ -144,6 +146,9 @@ class TrainingCorpus:
         dataset: object = None,
         columns: dict[str, Any] | None = None,
     ) -> None:
+        """``dataset``: the Dataset the columns were read from, ``columns`` how (its
+        column names or languages): tasks on other machines reopen it by its files,
+        and its Arrow file is read as a stream of batches where it can be."""
         if is_arrow(sources) or is_arrow(targets):
             sources = string_column("train sources", sources)
             targets = string_column("train targets", targets)
@@ -155,10 +160,9 @@ class TrainingCorpus:
             raise EmptyCorpusError("train: the training corpus is empty")
         self.source_column: Column = sources
         self.target_column: Column = targets
-        # The Dataset the columns were read from, and how (Ray tasks reopen it by
-        # its files).
-        self.dataset = dataset
+        self.dataset: Any = dataset
         self.columns = columns or {}
+        self.files = None if dataset is None else dataset_files(dataset)
 
     def __eq__(self, other: object) -> bool:
         """The same pairs in the same order, however they are held."""
@@ -203,17 +207,33 @@ class TrainingCorpus:
         return self.num_rows
 
     def blocks(self, rows: int, start: int = 0, stop: int | None = None) -> Iterator[Block]:
-        """Rows ``[start, stop)`` in blocks of ``rows``."""
+        """Rows ``[start, stop)`` in blocks of ``rows``. A pass from the first row over a
+        memory-mapped Dataset reads its file as a stream; a range further in (a
+        shard) slices the map, which touches only the range's pages."""
+        if self.files is not None and start == 0:
+            for src, tgt, first in self.files.blocks(rows, self._sides, start, stop):
+                yield (
+                    arrow_texts(src, 0, len(src), "train_sources", first),
+                    arrow_texts(tgt, 0, len(tgt), "train_targets", first),
+                )
+            return
         stop = self.num_rows if stop is None else min(stop, self.num_rows)
         for first in range(start, stop, rows):
             yield self.block(first, min(first + rows, stop))
+
+    def _sides(self, table: pa.Table) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
+        """The two sides of a table of the Dataset's batches, read as from the Dataset."""
+        sides = TrainingCorpus.from_any(table, **self.columns)
+        return sides.source_column, sides.target_column
 
     @cached_property
     def fingerprint(self) -> str:
         """XXH3-128 of the pairs in row order (32 hexadecimal characters)."""
         hasher = _core.CorpusFingerprint()
-        for sources, targets in self.blocks(_FINGERPRINT_ROWS):
-            hasher.update(sources, targets)
+        with progress("fingerprinting", self.known_rows()) as advance:
+            for sources, targets in self.blocks(_FINGERPRINT_ROWS):
+                hasher.update(sources, targets)
+                advance(len(sources))
         return hasher.hexdigest()
 
     def sources_at(self, rows: Sequence[int]) -> dict[int, str]:

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import tame_mt_core as _core
 
 from tame_mt_metric.errors import EmptyCorpusError, InputTextError, MisalignedInputError
+from tame_mt_metric.progress import progress
 from tame_mt_metric.retrieval.columns import arrow_texts
 from tame_mt_metric.retrieval.corpus import Block, TrainingCorpus, texts_in_blocks
 from tame_mt_metric.retrieval.inputs import read_lines
@@ -177,8 +178,10 @@ class TextFiles(TrainingCorpus):
     @cached_property
     def _count_and_fingerprint(self) -> tuple[int, str]:
         hasher = _core.CorpusFingerprint()
-        for sources, targets in self.blocks(1 << 16):
-            hasher.update(sources, targets)
+        with progress(f"reading {self.source.name}") as advance:
+            for sources, targets in self.blocks(1 << 16):
+                hasher.update(sources, targets)
+                advance(len(sources))
         if not hasher.rows:
             raise EmptyCorpusError(f"{self.source}: the training corpus is empty")
         return hasher.rows, hasher.hexdigest()
