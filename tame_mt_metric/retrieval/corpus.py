@@ -344,11 +344,11 @@ class TrainingStream:
             yield from source.with_format("arrow").iter(batch_size=rows)
             return
         items = iter(source)
-        while batch := list(islice(items, rows)):
-            if isinstance(batch[0], pa.RecordBatch | pa.Table):
-                yield from batch
+        while first := list(islice(items, 1)):
+            if isinstance(first[0], pa.RecordBatch | pa.Table):
+                yield first[0]  # Arrow: one batch at a time, whatever its size
             else:
-                yield batch
+                yield first + list(islice(items, rows - 1))
 
     def _columns(self, batch: object, first_row: int) -> tuple[Column, Column]:
         if isinstance(batch, pa.RecordBatch):
