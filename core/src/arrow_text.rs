@@ -141,7 +141,10 @@ impl<'a> StringColumn<'a> {
     /// Texts `start..end`, borrowed.
     pub fn range(&self, start: usize, end: usize) -> Vec<&'a str> {
         let mut out = Vec::with_capacity(end.saturating_sub(start));
-        let mut c = self.starts.partition_point(|&s| s <= start).saturating_sub(1);
+        let mut c = self
+            .starts
+            .partition_point(|&s| s <= start)
+            .saturating_sub(1);
         let mut row = start;
         while row < end {
             let chunk = &self.chunks[c];
@@ -183,7 +186,10 @@ mod tests {
         let wide = offsets64(&[0, 2, 5, 7]);
         for (offsets, large) in [(&narrow, false), (&wide, true)] {
             let chunk = StringChunk::new(offsets, data, 0, 3, large, "x", 0).unwrap();
-            assert_eq!((0..3).map(|i| chunk.get(i)).collect::<Vec<_>>(), ["ab", "€", "cd"]);
+            assert_eq!(
+                (0..3).map(|i| chunk.get(i)).collect::<Vec<_>>(),
+                ["ab", "€", "cd"]
+            );
             let sliced = StringChunk::new(offsets, data, 1, 2, large, "x", 0).unwrap();
             assert_eq!((sliced.get(0), sliced.get(1)), ("€", "cd"));
             assert_eq!(sliced.data_bytes(), 5);

@@ -150,7 +150,13 @@ impl TrainingSide {
         let list = items.cast_into::<PyList>().map_err(|e| {
             to_py(invalid(
                 argument,
-                format!("expected a list of strings or ArrowTexts, got {}", e.into_inner()),
+                format!(
+                    "expected a list of strings or ArrowTexts, got {}",
+                    e.into_inner()
+                        .get_type()
+                        .name()
+                        .map_or("?".into(), |n| n.to_string())
+                ),
             ))
         })?;
         Ok(TrainingSide::List(list.unbind(), argument))
@@ -218,7 +224,10 @@ impl PyArrowTexts {
             for obj in [offsets, data] {
                 let buffer = PyBuffer::<u8>::get(obj)?;
                 if !buffer.is_c_contiguous() {
-                    return Err(to_py(invalid(argument, "an Arrow buffer is not contiguous")));
+                    return Err(to_py(invalid(
+                        argument,
+                        "an Arrow buffer is not contiguous",
+                    )));
                 }
                 buffers.push(buffer);
             }

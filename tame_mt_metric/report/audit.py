@@ -89,7 +89,7 @@ def _local_audit(
             else:
                 with progress("indexing", 2 * train.num_rows) as advance:
                     index = TrainingIndex.build(*train.whole(), retrieval, advance)
-    elif retrieval.strategy == "indexed":
+    elif index is None and retrieval.strategy == "indexed":
         raise InvalidOptionError(
             "strategy: 'indexed' needs the whole corpus at hand; a streamed corpus is "
             "read once (strategy='streaming' or 'auto')"
