@@ -34,7 +34,7 @@ from tame_mt_metric.retrieval.exposure import (
     Neighbour,
     TrainingIndex,
 )
-from tame_mt_metric.scale.shards import audit_shard, merge_partials
+from tame_mt_metric.scale.shards import stream_audit, tm_from_candidates
 
 __all__ = ["INDEXED_MAX_ITEMS", "Audit", "choose_strategy", "run_audit"]
 
@@ -98,11 +98,11 @@ def _local_audit(
         exposures = index.find_exposures(sources, references)
         targets = train.targets_at([e.source[0].row for e in exposures])
         return exposures, tm_hypotheses(exposures, targets, config.tm_zero_policy)
+    # The corpus is fingerprinted apart (the cache key; a stream as it is read).
     with progress("auditing", train.known_rows()) as advance:
         blocks = train.blocks(retrieval.block_rows)
-        part = audit_shard(blocks, 0, sources, references, retrieval, advance)
-    merged = merge_partials([part], config.tm_zero_policy)
-    return merged.exposures, merged.tm_hypotheses
+        exposures, candidates, _ = stream_audit(blocks, 0, sources, references, retrieval, advance)
+    return exposures, tm_from_candidates(exposures, candidates, config.tm_zero_policy)
 
 
 def audit_key(

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from tame_mt_metric.retrieval.config import ZeroPolicy
 from tame_mt_metric.retrieval.exposure import Exposures
+from tame_mt_metric.scale.shards import tm_from_candidates
 
 __all__ = ["tm_hypotheses"]
 
@@ -28,11 +29,5 @@ def tm_hypotheses(
     >>> tm_hypotheses(ex, targets), tm_hypotheses(ex, targets, "nearest")
     (['ein Haus', ''], ['ein Haus', 'ein Haus'])
     """
-    hyps = []
-    for item in exposures:
-        best = item.source[0]
-        if best.overlap == 0 and zero_policy == "empty":
-            hyps.append("")
-        else:
-            hyps.append(train_targets[best.row])
-    return hyps
+    candidates = [train_targets[item.source[0].row] for item in exposures]
+    return tm_from_candidates(exposures, candidates, zero_policy)

@@ -38,6 +38,8 @@ __all__ = [
     "merge_partials",
     "parse_shard",
     "shard_ranges",
+    "stream_audit",
+    "tm_from_candidates",
 ]
 
 SHARD_ALIGN: int = _core.FINGERPRINT_BLOCK_ROWS
@@ -149,6 +151,51 @@ class PartialAudit:
         )
 
 
+def stream_audit(
+    blocks: Iterable[Block],
+    start: int,
+    sources: Sequence[str],
+    references: Sequence[str] | Sequence[Sequence[str]] | None,
+    config: RetrievalConfig,
+    advance: Callable[[int], None] | None = None,
+    fingerprint: _core.CorpusFingerprint | None = None,
+) -> tuple[Exposures, list[str], int]:
+    """One pass over ``blocks`` (lists of strings or ``ArrowTexts``; global rows from
+    ``start``): the exposures, each item's TM candidate (the target of its best
+    source row, taken from the block that holds that row, so that rows are read
+    once and never kept) and the row after the last. ``fingerprint`` takes in the
+    rows on the way; ``advance(rows)`` after each block."""
+    audit = StreamingAudit(sources, references, config)
+    held_rows = [-1] * len(sources)
+    candidates = [""] * len(sources)
+    row = start
+    for block_sources, block_targets in blocks:
+        audit.feed(block_sources, block_targets, row)
+        if fingerprint is not None:
+            fingerprint.update(block_sources, block_targets)
+        stop = row + len(block_sources)
+        for i, best in enumerate(audit.best_source_rows()):
+            if row <= best < stop and best != held_rows[i]:
+                held_rows[i], candidates[i] = best, block_targets[best - row]
+        row = stop
+        if advance is not None:
+            advance(len(block_sources))
+    if row == start:
+        return Exposures((), 0, "streaming"), [], row
+    return audit.result(), candidates, row
+
+
+def tm_from_candidates(
+    exposures: Exposures, candidates: Sequence[str], zero_policy: ZeroPolicy = "empty"
+) -> list[str]:
+    """The TM hypotheses from each item's candidate: "" for an item whose source
+    shares no gram with training under the ``empty`` policy."""
+    return [
+        "" if item.source[0].overlap == 0 and zero_policy == "empty" else candidate
+        for item, candidate in zip(exposures, candidates, strict=True)
+    ]
+
+
 def audit_shard(
     blocks: Iterable[Block],
     start: int,
@@ -157,33 +204,19 @@ def audit_shard(
     config: RetrievalConfig,
     advance: Callable[[int], None] | None = None,
 ) -> PartialAudit:
-    """Audit the rows of ``blocks`` (lists of strings or ``ArrowTexts``; global rows
-    from ``start``), fingerprinting them on the way. Each item's TM candidate (the
-    target of its best source row) is taken from the block that holds that row,
-    so the rows are read once and never kept. ``advance(rows)`` after each block."""
+    """The partial audit of the rows of ``blocks`` (``stream_audit``), with the
+    digests of their fingerprint blocks, for merging with other shards."""
     if start % SHARD_ALIGN:
         raise InvalidOptionError(f"start: {start} is not a multiple of {SHARD_ALIGN}")
-    audit = StreamingAudit(sources, references, config)
     fingerprint = _core.CorpusFingerprint()
-    held_rows = [-1] * len(sources)
-    candidates = [""] * len(sources)
-    row = start
-    for block_sources, block_targets in blocks:
-        audit.feed(block_sources, block_targets, row)
-        fingerprint.update(block_sources, block_targets)
-        stop = row + len(block_sources)
-        for i, best in enumerate(audit.best_source_rows()):
-            if row <= best < stop and best != held_rows[i]:
-                held_rows[i], candidates[i] = best, block_targets[best - row]
-        row = stop
-        if advance is not None:
-            advance(len(block_sources))
-    exposures = audit.result() if row > start else Exposures((), 0, "streaming")
+    exposures, candidates, stop = stream_audit(
+        blocks, start, sources, references, config, advance, fingerprint
+    )
     return PartialAudit(
         start,
-        row,
+        stop,
         exposures,
-        candidates if row > start else [],
+        candidates,
         fingerprint.block_digests(),
         _test_set_digest(sources, references_per_item(references, len(sources))),
         _settings(config),
@@ -236,11 +269,8 @@ def merge_partials(parts: Sequence[PartialAudit], zero_policy: ZeroPolicy = "emp
             raise InvalidOptionError(f"parts: rows {expected}..{p.start} are in no shard")
         expected = p.stop
     exposures = merge_exposures([p.exposures for p in parts])
-    tm = []
-    for i, item in enumerate(exposures):
-        best = item.source[0]
-        owner = next(p for p in parts if p.start <= best.row < p.stop)
-        empty = best.overlap == 0 and zero_policy == "empty"
-        tm.append("" if empty else owner.tm_candidates[i])
+    owners = [next(p for p in parts if p.start <= e.source[0].row < p.stop) for e in exposures]
+    candidates = [owner.tm_candidates[i] for i, owner in enumerate(owners)]
+    tm = tm_from_candidates(exposures, candidates, zero_policy)
     blocks = [d for p in parts for d in p.block_digests]
     return MergedAudit(exposures, tm, expected, _core.CorpusFingerprint.combine(blocks))
