@@ -96,6 +96,9 @@ class TrainingIndex:
     def expose(
         self, sources: list[str], references: list[list[str]], top_k: int = 1
     ) -> dict[str, Any]: ...
+    def search_volume(
+        self, sources: list[str], references: list[list[str]]
+    ) -> tuple[int, int]: ...
     @property
     def rows(self) -> int: ...
     @property

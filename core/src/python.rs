@@ -538,6 +538,23 @@ impl PyTrainingIndex {
         exposures_to_dict(py, &found)
     }
 
+    /// `(query_postings, index_postings)`: the posting entries a search of
+    /// this test set reads and the entries of the whole index.
+    fn search_volume(
+        &self,
+        py: Python<'_>,
+        sources: Bound<'_, PyAny>,
+        references: Bound<'_, PyAny>,
+    ) -> PyResult<(u64, u64)> {
+        let test = TestTexts::new(&sources, &references)?;
+        let (sources, references) = test.strs();
+        let inner = &self.inner;
+        let volume = py
+            .detach(|| inner.search_volume(&sources, &references))
+            .map_err(to_py)?;
+        Ok((volume.query_postings, volume.index_postings))
+    }
+
     #[getter]
     fn rows(&self) -> usize {
         self.inner.rows()

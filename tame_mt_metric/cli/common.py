@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import logging
 import os
 import sys
 import time
@@ -239,6 +240,13 @@ class Stages:
         self.verbose = verbose
         if quiet:
             os.environ[PROGRESS_ENV] = "0"
+        if verbose:  # the package's own notes (the strategy chosen and why)
+            log = logging.getLogger("tame_mt_metric")
+            if not log.handlers:
+                handler = logging.StreamHandler(sys.stderr)
+                handler.setFormatter(logging.Formatter("[%(message)s]"))
+                log.addHandler(handler)
+            log.setLevel(logging.INFO)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:

@@ -6,6 +6,7 @@ same test set with new predictions only scores the predictions."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import uuid
 import warnings
@@ -24,7 +25,7 @@ from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import CacheWarning, InvalidOptionError
 from tame_mt_metric.progress import progress
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.report.scores import Scorers
+from tame_mt_metric.report.scores import Scorers, statistics_names
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
@@ -34,13 +35,12 @@ from tame_mt_metric.retrieval.exposure import (
     Neighbour,
     TrainingIndex,
 )
+from tame_mt_metric.retrieval.strategy import choose_strategy
 from tame_mt_metric.scale.shards import stream_audit, tm_from_candidates
 
-__all__ = ["INDEXED_MAX_ITEMS", "Audit", "choose_strategy", "run_audit"]
+log = logging.getLogger("tame_mt_metric")
 
-# With a cached index, test sets up to this size are searched in the index;
-# larger ones stream the corpus once (cheaper per item; benchmarks/README.md).
-INDEXED_MAX_ITEMS = 256
+__all__ = ["Audit", "run_audit"]
 
 
 @dataclass(frozen=True)
@@ -60,14 +60,32 @@ _RECENT_SIZE = 8
 AUDIT_FORMAT = 5
 
 
-def choose_strategy(config: RetrievalConfig, num_train: int, num_test: int, indexed: bool) -> str:
-    """``auto``: the index when the test set outnumbers the corpus (it pays for its
-    build) or when a cached index exists and the test set is small; else stream."""
-    if config.strategy != "auto":
-        return config.strategy
-    if num_test > num_train or (indexed and num_test <= INDEXED_MAX_ITEMS):
-        return "indexed"
-    return "streaming"
+def _choose(
+    train: TrainingCorpus | TrainingStream,
+    sources: list[str],
+    references: list[list[str]],
+    retrieval: RetrievalConfig,
+    cache: CacheOptions,
+    index: TrainingIndex | None,
+) -> tuple[str, TrainingIndex | None]:
+    """The strategy (``retrieval.strategy``, or the cheaper by the cost model of
+    ``retrieval/strategy.py``) and the index at hand: ``index``, else the cache's
+    index of the corpus when there is one."""
+    if isinstance(train, TrainingStream):
+        if retrieval.strategy == "indexed":
+            raise InvalidOptionError(
+                "strategy: 'indexed' needs the whole corpus at hand; a streamed corpus is "
+                "read once (strategy='streaming' or 'auto')"
+            )
+        log.info("strategy: streaming (a streamed corpus is read once)")
+        return "streaming", None
+    wanted = index is None and retrieval.strategy != "streaming" and cache.enabled
+    if wanted and find_cached_index(train, retrieval, cache) is not None:
+        index = cached_index(train, retrieval, cache)
+    volume = None
+    if index is not None and retrieval.strategy == "auto":
+        volume = index.search_volume(sources, references)
+    return choose_strategy(retrieval, train.num_rows, len(sources), volume).strategy, index
 
 
 def _local_audit(
@@ -78,23 +96,18 @@ def _local_audit(
     cache: CacheOptions,
     index: TrainingIndex | None = None,
 ) -> tuple[Exposures, list[str]]:
-    """Exposures and TM hypotheses on this machine: searched in ``index`` (or the
-    index ``auto`` picks), else one streaming pass over the corpus's blocks."""
+    """Exposures and TM hypotheses on this machine: searched in an index (``index``,
+    the cache's, or one built) or one streaming pass over the corpus's blocks,
+    whichever ``_choose`` picks."""
     retrieval = config.retrieval
-    if index is None and isinstance(train, TrainingCorpus):
-        has_index = cache.enabled and find_cached_index(train, retrieval, cache) is not None
-        if choose_strategy(retrieval, train.num_rows, len(sources), has_index) == "indexed":
-            if cache.enabled:
-                index = cached_index(train, retrieval, cache)
-            else:
-                with progress("indexing", 2 * train.num_rows) as advance:
-                    index = TrainingIndex.build(*train.whole(), retrieval, advance)
-    elif index is None and retrieval.strategy == "indexed":
-        raise InvalidOptionError(
-            "strategy: 'indexed' needs the whole corpus at hand; a streamed corpus is "
-            "read once (strategy='streaming' or 'auto')"
-        )
-    if index is not None:
+    strategy, index = _choose(train, sources, references, retrieval, cache, index)
+    if strategy == "indexed":
+        assert isinstance(train, TrainingCorpus)
+        if index is None and cache.enabled:
+            index = cached_index(train, retrieval, cache)
+        elif index is None:
+            with progress("indexing", 2 * train.num_rows) as advance:
+                index = TrainingIndex.build(*train.whole(), retrieval, advance)
         exposures = index.find_exposures(sources, references)
         targets = train.targets_at([e.source[0].row for e in exposures])
         return exposures, tm_hypotheses(exposures, targets, config.tm_zero_policy)
@@ -234,13 +247,12 @@ def run_audit(
     sources: list[str],
     references: list[list[str]],
     config: TameConfig,
-    scorers: Scorers,
     cache: CacheOptions | None = None,
     index: TrainingIndex | None = None,
 ) -> Audit:
     """The audit of a test set: from the cache when an entry for the same training
     corpus, test set and settings exists, else computed (and stored); ``index``, an
-    index of ``train`` opened by the caller, is searched instead of choosing. A
+    index of ``train`` opened by the caller, is at hand for the choice of strategy. A
     streamed corpus is looked up only under a ``train_key`` (its fingerprint is
     known once it is read) and stored under its key once read."""
     cache = cache or CacheOptions()
@@ -251,7 +263,7 @@ def run_audit(
         if recent in _RECENT:
             _RECENT.move_to_end(recent)
             return _RECENT[recent]
-        if found := _load(path, key, len(sources), scorers.statistics_names):
+        if found := _load(path, key, len(sources), statistics_names(config)):
             return _remember(recent, found)
     if config.engine == "ray" and index is None:
         if isinstance(train, TrainingStream):
@@ -272,7 +284,8 @@ def run_audit(
         exposures, tm = merged.exposures, merged.tm_hypotheses
     else:
         exposures, tm = _local_audit(train, sources, references, config, cache, index)
-    audit = Audit(exposures, tm, scorers.statistics(tm).rows(), train.fingerprint)
+    tm_statistics = Scorers.for_references(config, references).statistics(tm).rows()
+    audit = Audit(exposures, tm, tm_statistics, train.fingerprint)
     if cache.enabled:
         key = audit_key(cache.key_of(train), sources, references, config)
         path = _audit_path(cache, key)

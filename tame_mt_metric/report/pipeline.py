@@ -3,7 +3,11 @@ hypotheses: exposures, the TM baseline, bins, scores, signature."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -17,7 +21,7 @@ from tame_mt_metric.report.audit import Audit, run_audit
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import TameReport, bin_scores, segment_rows, warnings_for
 from tame_mt_metric.report.exposure_summary import summarize
-from tame_mt_metric.report.scores import SACREBLEU_VERSION, Scorers
+from tame_mt_metric.report.scores import SACREBLEU_VERSION, Scorers, SegmentStatistics
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import Exposures, TrainingIndex
 from tame_mt_metric.retrieval.inputs import (
@@ -98,6 +102,33 @@ class TameResult:
         )
 
 
+_PAUSES = 0
+_PAUSES_LOCK = threading.Lock()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic collector off while a report is made: sacrebleu's statistics
+    allocate millions of small containers, and each collection would walk every
+    object alive (all of torch's, where ``evaluate`` imported it). Reports made on
+    several threads at once turn it back on when the last ends; a collector the
+    caller had turned off stays off."""
+    global _PAUSES
+    with _PAUSES_LOCK:
+        pause = _PAUSES > 0 or gc.isenabled()
+        if pause:
+            _PAUSES += 1
+            gc.disable()
+    try:
+        yield
+    finally:
+        if pause:
+            with _PAUSES_LOCK:
+                _PAUSES -= 1
+                if _PAUSES == 0:
+                    gc.enable()
+
+
 def score_tame(
     train: TrainingCorpus | TrainingStream,
     predictions: Sequence[str],
@@ -118,10 +149,15 @@ def score_tame(
     """
     config = config or TameConfig()
     preds, refs, srcs = check_test_set(predictions, references, sources)
-    scorers = Scorers.for_references(config, refs)
-    audit = run_audit(train, srcs, refs, config, scorers, cache, index)
-    num_train, fingerprint = audit.exposures.num_train, audit.train_fingerprint
-    report = report_from_audit(audit, num_train, fingerprint, preds, refs, config)
+    with _collector_paused(), ThreadPoolExecutor(1, "tame-mt-scores") as background:
+        # sacrebleu reads the references and the hypotheses while the core's
+        # audit runs without the GIL.
+        system = background.submit(lambda: Scorers.for_references(config, refs).statistics(preds))
+        audit = run_audit(train, srcs, refs, config, cache, index)
+        num_train, fingerprint = audit.exposures.num_train, audit.train_fingerprint
+        report = report_from_audit(
+            audit, num_train, fingerprint, preds, refs, config, system.result()
+        )
     return TameResult(
         report,
         audit.exposures,
@@ -139,13 +175,16 @@ def report_from_audit(
     predictions: list[str],
     references: list[list[str]],
     config: TameConfig,
+    system_statistics: SegmentStatistics | None = None,
 ) -> TameReport:
     """The report of a system from an audit of its test set: only the predictions
-    are read (the training corpus is known by its size and fingerprint)."""
+    are read (the training corpus is known by its size and fingerprint), unless
+    their statistics are given."""
     scorers = Scorers.for_references(config, references)
     exposures = audit.exposures
     summary = summarize(exposures, config)
-    system_stats, tm_stats = scorers.statistics(predictions), scorers.from_rows(audit.tm_statistics)
+    system_stats = system_statistics or scorers.statistics(predictions)
+    tm_stats = scorers.from_rows(audit.tm_statistics)
     system, tm_scores = system_stats.score(), tm_stats.score()
     bins = {b.name: b for b in bin_scores(summary, exposures, system_stats, tm_stats)}
     return TameReport(

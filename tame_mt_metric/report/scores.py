@@ -11,6 +11,7 @@ of sentence-level chrF++: the FLORES protocol reports both, as they differ).
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from tame_mt_metric.digest import digest
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.spbleu import find_model, spbleu_metric
 
-__all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics"]
+__all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics", "statistics_names"]
 
 SACREBLEU_VERSION: str = sacrebleu.__version__
 
@@ -96,8 +97,17 @@ class SegmentStatistics:
         return out
 
 
+def statistics_names(config: TameConfig) -> set[str]:
+    """The sacrebleu statistics the configured metrics read (an audit's keys)."""
+    return {d.statistics for d in metric_defs(config)}
+
+
 _RECENT: OrderedDict[tuple[str, str], Scorers] = OrderedDict()
 _RECENT_SIZE = 4
+# Held while the scorers of some references are found or made: a call on
+# another thread that needs the same ones waits for them instead of reading
+# the references again.
+_RECENT_LOCK = threading.Lock()
 
 
 class Scorers:
@@ -124,18 +134,14 @@ class Scorers:
         """Scorers of these references, reused while the same references come back
         (a training loop evaluates one test set many times)."""
         key = (config.scores_signature(), digest(t for refs in references for t in refs))
-        found = _RECENT.get(key)
-        if found is None or found._references != references:
-            found = _RECENT[key] = cls(config, references)
-            while len(_RECENT) > _RECENT_SIZE:
-                _RECENT.popitem(last=False)
-        _RECENT.move_to_end(key)
-        return found
-
-    @property
-    def statistics_names(self) -> set[str]:
-        """The sacrebleu statistics these metrics read (keys of ``rows()``)."""
-        return set(self._metrics)
+        with _RECENT_LOCK:
+            found = _RECENT.get(key)
+            if found is None or found._references != references:
+                found = _RECENT[key] = cls(config, references)
+                while len(_RECENT) > _RECENT_SIZE:
+                    _RECENT.popitem(last=False)
+            _RECENT.move_to_end(key)
+            return found
 
     def from_rows(self, stats: dict[str, list[list[int]]]) -> SegmentStatistics:
         """Statistics extracted earlier (by ``statistics(...).rows()``) with the same settings."""

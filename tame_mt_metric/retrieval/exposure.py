@@ -23,6 +23,7 @@ from tame_mt_metric.retrieval.inputs import (
     check_training,
     references_per_item,
 )
+from tame_mt_metric.retrieval.strategy import choose_strategy
 
 __all__ = [
     "Exposures",
@@ -233,6 +234,17 @@ class TrainingIndex:
         raw = self._core.expose(sources, refs, top_k=self.config.top_k)
         return _from_core(raw, self.rows, "indexed")
 
+    def search_volume(
+        self,
+        test_sources: Sequence[str],
+        references: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    ) -> tuple[int, int]:
+        """``(query_postings, index_postings)``: the posting entries of the test
+        items' grams (what a search reads at most) and of the whole index (what
+        a streaming pass reads as gram sets); the cost model's inputs."""
+        sources = _test_set(test_sources)
+        return self._core.search_volume(sources, references_per_item(references, len(sources)))
+
 
 class StreamingAudit:
     """A test set audited against training pairs fed in row order, one pass.
@@ -332,12 +344,6 @@ def stream_exposures(
     return audit.result()
 
 
-def _choose(config: RetrievalConfig, num_train: int, num_test: int) -> str:
-    if config.strategy != "auto":
-        return config.strategy
-    return "indexed" if num_test > num_train else "streaming"
-
-
 def find_exposures(
     train_sources: Sequence[str],
     train_targets: Sequence[str],
@@ -355,7 +361,7 @@ def find_exposures(
     config = _settings(config)
     sources, targets = check_training(train_sources, train_targets)
     test = _test_set(test_sources)
-    if _choose(config, len(sources), len(test)) == "indexed":
+    if choose_strategy(config, len(sources), len(test)).strategy == "indexed":
         return TrainingIndex.build(sources, targets, config).find_exposures(test, references)
     # The lists are checked already: feed them in blocks as they are.
     audit = StreamingAudit(test, references, config)

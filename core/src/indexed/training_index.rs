@@ -195,6 +195,14 @@ impl SideBuilder {
     }
 }
 
+/// The work of searching a test set in an index against that of reading
+/// the whole index once ([`TrainingIndex::search_volume`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchVolume {
+    pub query_postings: u64,
+    pub index_postings: u64,
+}
+
 /// A reusable index of a training corpus.
 #[derive(Debug, Clone)]
 pub struct TrainingIndex {
@@ -296,6 +304,46 @@ impl TrainingIndex {
                     .any(|row| same_target.contains(&self.target.postings.internal_of_row(row)))
             });
         e
+    }
+
+    /// The work a search of this test set would do, for choosing between
+    /// searching the index and streaming the corpus: the posting-list
+    /// entries of the items' grams (each source's on the source side, each
+    /// reference's on the target side), and the entries of the whole index
+    /// (what a streaming pass reads, row by row, as gram sets).
+    pub fn search_volume<S: AsRef<str> + Sync>(
+        &self,
+        sources: &[S],
+        references: &[Vec<S>],
+    ) -> Result<SearchVolume> {
+        let items = self
+            .pool
+            .install(|| prepare(&self.config, sources, references))?;
+        let side_volume = |side: &Side, grams: &[Gram]| -> u64 {
+            let query = side.query(grams);
+            query
+                .grams
+                .iter()
+                .map(|&g| side.postings.df(g) as u64)
+                .sum()
+        };
+        let query_postings = self.pool.install(|| {
+            items
+                .par_iter()
+                .map(|item| {
+                    side_volume(&self.source, &item.source_grams)
+                        + item
+                            .reference_grams
+                            .iter()
+                            .map(|g| side_volume(&self.target, g))
+                            .sum::<u64>()
+                })
+                .sum()
+        });
+        Ok(SearchVolume {
+            query_postings,
+            index_postings: self.source.postings.lists.len() + self.target.postings.lists.len(),
+        })
     }
 
     /// Exposures of a test set. `interrupted` is polled between batches.
