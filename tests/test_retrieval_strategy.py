@@ -77,7 +77,18 @@ def test_asked_for_and_index_free_choices() -> None:
 
 
 def _pairs(n: int) -> tuple[list[str], list[str]]:
-    words = "house tree river stone cloud bread candle window garden letter".split()
+    words = [
+        "house",
+        "tree",
+        "river",
+        "stone",
+        "cloud",
+        "bread",
+        "candle",
+        "window",
+        "garden",
+        "letter",
+    ]
     sources = [f"the {words[i % 10]} near the {words[(i * 7) % 10]} number {i}" for i in range(n)]
     return sources, [s.upper() for s in sources]
 
