@@ -89,7 +89,7 @@ def _pairs(n: int) -> tuple[list[str], list[str]]:
         "garden",
         "letter",
     ]
-    sources = [f"the {words[i % 10]} near the {words[(i * 7) % 10]} number {i}" for i in range(n)]
+    sources = [f"the {words[i % 9]} near the {words[(i * 7) % 9]} number {i}" for i in range(n)]
     return sources, [s.upper() for s in sources]
 
 
