@@ -21,7 +21,14 @@ from tame_mt_metric.errors import IndexFileError
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
-__all__ = ["MANIFEST", "index_settings", "read_index", "read_manifest", "write_index"]
+__all__ = [
+    "MANIFEST",
+    "index_settings",
+    "read_index",
+    "read_manifest",
+    "retrieval_of",
+    "write_index",
+]
 
 MANIFEST = "manifest.json"
 _TYPES = {1: pa.uint8(), 4: pa.uint32(), 8: pa.uint64(), 16: pa.binary(16)}
@@ -121,6 +128,21 @@ def _read_array(folder: Path, entry: dict[str, Any]) -> tuple[Any, int]:
     if data is None or len(column) * entry["width"] != entry["bytes"]:
         raise IndexFileError(f"{path}: {entry['bytes']} bytes expected")
     return memoryview(data[: entry["bytes"]]).cast("B"), checksum
+
+
+def retrieval_of(folder: Path) -> RetrievalConfig:
+    """The retrieval settings a saved index was built with (strategy ``indexed``)."""
+    settings = read_manifest(folder)["settings"]
+    try:
+        return RetrievalConfig(
+            ngram_orders=tuple(settings["ngram_orders"]),
+            lowercase=settings["lowercase"],
+            strip_diacritics=settings["strip_diacritics"],
+            normalize_punctuation=settings["normalize_punctuation"],
+            strategy="indexed",
+        )
+    except (KeyError, TypeError) as exc:
+        raise IndexFileError(f"{folder / MANIFEST}: malformed settings ({exc!r})") from exc
 
 
 def read_index(folder: Path, config: RetrievalConfig) -> TrainingIndex:

@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
         doctor,
         flores_commands,
         index_files,
+        lookup_command,
         score_commands,
         shard_commands,
     )
@@ -34,7 +35,15 @@ def build_parser() -> argparse.ArgumentParser:
         "the translation-memory baseline, exposure bins, and the FLORES-200 protocol.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (score_commands, shard_commands, index_files, doctor, flores_commands):
+    commands = (
+        score_commands,
+        shard_commands,
+        index_files,
+        lookup_command,
+        doctor,
+        flores_commands,
+    )
+    for module in commands:
         module.register(sub, common)
     return parser
 

@@ -11,7 +11,12 @@ from pathlib import Path
 
 from tame_mt_metric.cache.corpus_file import CORPUS_FILE, corpus_of_index, write_corpus
 from tame_mt_metric.cache.entries import CacheOptions, cached_index, find_cached_index
-from tame_mt_metric.cache.index_files import read_index, read_manifest, write_index
+from tame_mt_metric.cache.index_files import (
+    read_index,
+    read_manifest,
+    retrieval_of,
+    write_index,
+)
 from tame_mt_metric.cli.common import (
     Stages,
     add_report_options,
@@ -20,22 +25,9 @@ from tame_mt_metric.cli.common import (
     training_corpus,
 )
 from tame_mt_metric.errors import IndexFileError
-from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
 __all__ = ["index_of", "register"]
-
-
-def retrieval_of(folder: Path) -> RetrievalConfig:
-    """The retrieval settings an index folder was built with."""
-    settings = read_manifest(folder)["settings"]
-    return RetrievalConfig(
-        ngram_orders=tuple(settings["ngram_orders"]),
-        lowercase=settings["lowercase"],
-        strip_diacritics=settings["strip_diacritics"],
-        normalize_punctuation=settings["normalize_punctuation"],
-        strategy="indexed",
-    )
 
 
 def index_of(folder: Path, threads: int | None = None) -> TrainingIndex:

@@ -48,6 +48,15 @@ pub struct RawArray {
 
 // SAFETY: the bytes are immutable while `keep` lives.
 unsafe impl Send for RawArray {}
+// SAFETY: as above: shared references only read the bytes.
+unsafe impl Sync for RawArray {}
+
+impl RawArray {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the caller's keeper holds `len` readable bytes at `ptr`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
 
 fn corrupt(part: &str, message: impl Into<String>) -> Error {
     Error::CorruptIndex {
@@ -107,12 +116,8 @@ impl Loader {
             .arrays
             .remove(&full)
             .ok_or_else(|| corrupt(&full, "missing from the index"))?;
-        // SAFETY: the caller's keeper holds `len` readable bytes at `ptr`.
-        let bytes = unsafe { std::slice::from_raw_parts(raw.ptr, raw.len) };
-        if checksum(bytes) != raw.checksum {
-            return Err(corrupt(&full, "checksum mismatch"));
-        }
-        // SAFETY: as above; the keeper moves into the array.
+        // SAFETY: `from_arrays` compared every checksum already; the caller's
+        // keeper holds `len` readable bytes at `ptr` and moves into the array.
         unsafe { Array::borrowed(&full, raw.ptr, raw.len, raw.keep) }
             .map_err(|e| corrupt(&full, e.to_string()))
     }
@@ -296,6 +301,18 @@ impl TrainingIndex {
         threads: usize,
     ) -> Result<TrainingIndex> {
         let pool = pool(threads)?;
+        // Every checksum first, the arrays hashed side by side (the first
+        // mismatch by name is reported).
+        let mut named: Vec<(&String, &RawArray)> = arrays.iter().collect();
+        named.sort_by_key(|(name, _)| name.as_str());
+        let mismatch = pool.install(|| {
+            named.par_iter().find_map_first(|(name, raw)| {
+                (checksum(raw.bytes()) != raw.checksum).then_some(*name)
+            })
+        });
+        if let Some(name) = mismatch {
+            return Err(corrupt(name, "checksum mismatch"));
+        }
         let mut loader = Loader { arrays };
         let source = loader.side("source")?;
         let target = loader.side("target")?;

@@ -1,0 +1,234 @@
+"""The paths users take, end to end, each run a fresh process measured from
+outside (wall, CPU of the child, peak RSS), alternating (A B A B) with tame-mt
+0.2.2 and the floor in one run:
+
+- ``compute``: import datasets and evaluate, ``tame_mt_metric.load(train=<a saved
+  Dataset>)``, ``compute()`` of 2k items against an empty cache;
+- ``warm``: the same with the audit in the cache (a training loop's later
+  evaluation in a new process); its fixed cost against ``sacrebleu``
+- ``sacrebleu``: sacrebleu's BLEU and chrF++ of the same hypotheses alone;
+- ``score`` / ``audit``: ``tame-mt-metric score`` / ``audit`` from the text files;
+- ``index-build``: ``tame-mt-metric index build --out`` (index and corpus.arrow);
+- ``audit-index``: ``tame-mt-metric audit --index`` of the saved index with a test
+  set it has not seen (a fresh cache);
+- ``lookup``: ``tame-mt-metric lookup --index`` of 10 test sentences;
+- ``floor``: read the training files and extract every line's gram set
+  (``count_grams``), the least work an exact audit does;
+- ``tame-fast`` / ``tame-exact``: ``tame-mt score`` in ``native_fast``
+  (approximate) and ``native_exact`` mode; ``tame-index-build`` / ``tame-audit-index``:
+  ``tame-mt index build`` and ``tame-mt audit --index`` of its bundle.
+
+    python benchmarks/bench_scale.py prepare --from SYNTH --rows 100000 --out DIR
+    python benchmarks/bench_user_path.py prepare --folder DIR
+    python benchmarks/bench_user_path.py compare --folder DIR --repeat 2 \
+        [--once tame-exact,tame-index-build,tame-audit-index] [--python PY]
+
+``prepare`` builds both saved indexes and the warm cache once. ``--python`` runs
+our modes with another interpreter (an environment without transformers, where
+``import evaluate`` does not pull in torch); ``TAME_MT_CLI`` names tame-mt's CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+OURS = ("floor", "compute", "warm", "sacrebleu", "score", "audit")
+OURS_INDEX = ("index-build", "audit-index", "lookup")
+THEIRS = ("tame-fast", "tame-exact", "tame-index-build", "tame-audit-index")
+TAME = os.environ.get("TAME_MT_CLI", "tame-mt")
+
+
+def child(mode: str, folder: Path, cache: Path) -> None:
+    """A Python-API run in this fresh process; prints one JSON line."""
+    if mode == "sacrebleu":
+        import sacrebleu
+
+        refs = (folder / "test.ref").read_text(encoding="utf-8").splitlines()
+        bleu = sacrebleu.corpus_bleu(refs, [refs]).score
+        chrf = sacrebleu.corpus_chrf(refs, [refs], word_order=2).score
+        print(json.dumps({"bleu": bleu, "chrf": chrf}))
+        return
+    if mode == "floor":
+        import tame_mt_metric as tm
+        from tame_mt_metric.retrieval.inputs import read_lines
+
+        grams = sum(tm.count_grams(read_lines(folder / f"train.{s}")) for s in ("src", "tgt"))
+        print(json.dumps({"grams": grams}))
+        return
+    import datasets
+    import evaluate  # noqa: F401 (what a user of the metric has imported)
+
+    import tame_mt_metric
+    from tame_mt_metric.retrieval.inputs import read_lines
+
+    sources, refs = read_lines(folder / "test.src"), read_lines(folder / "test.ref")
+    train = datasets.load_from_disk(str(folder / "dataset"))
+    metric = tame_mt_metric.load(train=train, tame_cache_dir=str(cache))
+    fields = metric.compute(predictions=refs, references=refs, sources=sources)
+    assert fields is not None
+    print(json.dumps({k: v for k, v in fields.items() if k != "audit_cached"}, default=str))
+
+
+def _command(mode: str, folder: Path, work: Path, python: str) -> list[str]:
+    train = ["--train-src", str(folder / "train.src"), "--train-tgt", str(folder / "train.tgt")]
+    test = ["--test-src", str(folder / "test.src"), "--ref", str(folder / "test.ref")]
+    ours = [python, "-m", "tame_mt_metric"]
+    if mode in ("compute", "warm", "sacrebleu", "floor"):
+        cache = folder / "warm-cache" if mode == "warm" else work / "cache"
+        return [python, str(Path(__file__).resolve()), "child", mode, str(folder), str(cache)]
+    if mode == "score":
+        return [*ours, "score", *train, *test, "--hyp", str(folder / "test.ref"), "--quiet"]
+    if mode == "audit":
+        return [*ours, "audit", *train, *test, "--quiet"]
+    if mode == "index-build":
+        return [*ours, "index", "build", *train, "--out", str(work / "index"), "--quiet"]
+    if mode == "audit-index":
+        return [*ours, "audit", "--index", str(folder / "ours-index"), *test, "--quiet"]
+    if mode == "lookup":
+        sentences = (folder / "ten.txt").read_text(encoding="utf-8").splitlines()
+        return [*ours, "lookup", "--index", str(folder / "ours-index"), *sentences]
+    hyp = ["--hyp", str(folder / "test.ref"), "--json-out", str(work / "report.json"), "--quiet"]
+    if mode == "tame-fast":
+        fast = ["--index-mode", "native_fast", "--retrieval", "approx", "--allow-approximate"]
+        return [TAME, "score", *train, *test, *hyp, *fast]
+    if mode == "tame-exact":
+        return [TAME, "score", *train, *test, *hyp, "--index-mode", "native_exact"]
+    if mode == "tame-index-build":
+        return [TAME, "index", "build", *train, "--out", str(work / "bundle"), "--quiet"]
+    if mode == "tame-audit-index":
+        out = ["--json-out", str(work / "audit.json"), "--quiet"]
+        return [TAME, "audit", "--index", str(folder / "tame-index"), *test, *out]
+    raise ValueError(f"unknown mode {mode!r}")
+
+
+def _run(mode: str, folder: Path, python: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-user-") as tmp:
+        work = Path(tmp)
+        env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "TAME_MT_PROGRESS": "0"}
+        env["TAME_MT_CACHE"] = str(work / "cache")
+        cmd = _command(mode, folder, work, python)
+        began = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, cwd=tmp)
+        assert proc.stdout is not None
+        output = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - began
+    if status != 0:
+        raise SystemExit(f"{mode}: failed ({status}): {' '.join(cmd)}")
+    run = {"mode": mode, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime}
+    run["peak_mb"] = usage.ru_maxrss / 1024
+    if mode in ("compute", "warm"):
+        run["fields"] = output.decode().strip().splitlines()[-1]
+    return run
+
+
+def prepare(folder: Path, python: str) -> None:
+    """Both saved indexes, ten lookup sentences and the warm cache, once."""
+    with open(folder / "test.src", encoding="utf-8") as f:
+        (folder / "ten.txt").write_text("".join(f.readline() for _ in range(10)), encoding="utf-8")
+    for name, mode in (("ours-index", "index-build"), ("tame-index", "tame-index-build")):
+        if (folder / name).exists():
+            continue
+        with tempfile.TemporaryDirectory(prefix="bench-user-") as tmp:
+            cmd = _command(mode, folder, Path(tmp), python)
+            subprocess.run(cmd, check=True, env={**os.environ, "TAME_MT_PROGRESS": "0"})
+            built = Path(tmp) / ("index" if mode == "index-build" else "bundle")
+            shutil.move(built, folder / name)
+    if not (folder / "warm-cache").exists():
+        cmd = [python, str(Path(__file__).resolve()), "child", "compute", str(folder)]
+        subprocess.run([*cmd, str(folder / "warm-cache")], check=True, stdout=subprocess.DEVNULL)
+    print(f"{folder}: saved indexes, ten.txt and warm-cache ready")
+
+
+def compare(folder: Path, modes: list[str], once: set[str], repeat: int, python: str) -> None:
+    with open(folder / "train.src", "rb") as f:
+        rows = sum(1 for _ in f)
+    print(f"{folder.name}: {rows:,} training pairs, 2k test items; python {python}")
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    runs: list[dict[str, Any]] = []
+    for r in range(repeat):
+        for mode in modes:
+            if r > 0 and mode in once:
+                continue
+            run = _run(mode, folder, python)
+            runs.append(run)
+            print(
+                f"  run {r + 1} {mode:<17} wall {run['wall_s']:7.2f} s  cpu {run['cpu_s']:7.2f} s  "
+                f"peak {run['peak_mb']:7.0f} MB",
+                flush=True,
+            )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    fields = {m: {r["fields"] for r in runs if r["mode"] == m} for m in ("compute", "warm")}
+    same = len(fields["compute"] | fields["warm"]) <= 1
+    print(f"compute and warm give the same fields in every run: {same}")
+    _table(modes, runs)
+
+
+def _median(runs: list[dict[str, Any]], mode: str) -> float:
+    walls = sorted(r["wall_s"] for r in runs if r["mode"] == mode)
+    return walls[len(walls) // 2] if walls else float("nan")
+
+
+def _table(modes: list[str], runs: list[dict[str, Any]]) -> None:
+    print("\n| path | wall s | CPU s | peak RSS MB |")
+    print("| --- | ---: | ---: | ---: |")
+    for mode in modes:
+        mine = [r for r in runs if r["mode"] == mode]
+        cells = [
+            ", ".join(f"{r[k]:.{d}f}" for r in mine)
+            for k, d in (("wall_s", 2), ("cpu_s", 1), ("peak_mb", 0))
+        ]
+        print(f"| {mode} | {' | '.join(cells)} |")
+    ratios = [
+        ("tame-fast / compute", "tame-fast", "compute"),
+        ("tame-exact / compute", "tame-exact", "compute"),
+        ("warm / sacrebleu", "warm", "sacrebleu"),
+        ("audit-index / audit", "audit-index", "audit"),
+        ("tame-audit-index / audit-index", "tame-audit-index", "audit-index"),
+        ("audit / floor", "audit", "floor"),
+        ("compute / floor", "compute", "floor"),
+    ]
+    print("\n| ratio (medians of wall) | value |")
+    print("| --- | ---: |")
+    for name, a, b in ratios:
+        if a in modes and b in modes:
+            print(f"| {name} | {_median(runs, a) / _median(runs, b):.2f} |")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "child":
+        child(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--folder", type=Path, required=True)
+    p.add_argument("--python", default=sys.executable)
+    c = sub.add_parser("compare")
+    c.add_argument("--folder", type=Path, required=True)
+    c.add_argument("--modes", default=",".join(OURS + OURS_INDEX + THEIRS))
+    c.add_argument("--once", default="", help="modes run in the first round only")
+    c.add_argument("--repeat", type=int, default=2)
+    c.add_argument("--python", default=sys.executable)
+    args = parser.parse_args()
+    if args.command == "prepare":
+        prepare(args.folder, args.python)
+        return
+    modes = args.modes.split(",")
+    known = OURS + OURS_INDEX + THEIRS
+    if unknown := set(modes) - set(known):
+        raise SystemExit(f"--modes: unknown {sorted(unknown)}; choose from {known}")
+    compare(args.folder, modes, set(filter(None, args.once.split(","))), args.repeat, args.python)
+
+
+if __name__ == "__main__":
+    main()
