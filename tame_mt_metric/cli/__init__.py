@@ -8,6 +8,7 @@ Exit codes: 0 success, 1 a data error (a file, its content, a cache entry),
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import traceback
 
@@ -49,6 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; ``argv`` defaults to the process's own arguments."""
+    try:
+        return _run(argv)
+    finally:
+        if argv is None:
+            # The process ends next (the console script, ``python -m``): its last
+            # collection would walk every object alive, and frozen ones it skips.
+            gc.freeze()
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

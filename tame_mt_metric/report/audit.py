@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from tame_mt_metric._version import __version__
@@ -142,20 +143,45 @@ _COLUMNS = {
 }
 
 
+def _array(values: Any, kind: pa.DataType, length: int | None = None) -> pa.Array:
+    """``values`` (a NumPy array of ``kind``'s width) as an Arrow array over its
+    buffer: ``pa.array`` of Python objects imports pandas to look for a
+    DataFrame, a fifth of a second of a fresh process that has no other use for it."""
+    count = len(values) if length is None else length
+    return pa.Array.from_buffers(kind, count, [None, pa.py_buffer(values)])
+
+
+def _strings(values: list[str]) -> pa.Array:
+    encoded = [v.encode() for v in values]
+    offsets = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    data = pa.py_buffer(b"".join(encoded))
+    return pa.Array.from_buffers(
+        pa.large_string(), len(values), [None, pa.py_buffer(offsets), data]
+    )
+
+
+def _int_lists(rows: list[list[int]]) -> pa.Array:
+    offsets = np.zeros(len(rows) + 1, np.int32)
+    np.cumsum([len(r) for r in rows], out=offsets[1:])
+    flat = np.fromiter((v for r in rows for v in r), np.int64, int(offsets[-1]))
+    return pa.ListArray.from_arrays(_array(offsets, pa.int32()), _array(flat, pa.int64()))
+
+
 def _to_table(audit: Audit, key: str) -> pa.Table:
     items = audit.exposures.items
     data: dict[str, object] = {}
     for side, fields in _COLUMNS.items():
         for f in fields:
-            data[f"{side}_{f}"] = pa.array(
-                [getattr(getattr(e, side)[0] if side != "pair" else e.pair, f) for e in items],
-                pa.uint64(),
-            )
+            values = [getattr(getattr(e, side)[0] if side != "pair" else e.pair, f) for e in items]
+            data[f"{side}_{f}"] = _array(np.asarray(values, np.uint64), pa.uint64())
     for side in _COLUMNS:
-        data[f"{side}_exact"] = pa.array([getattr(e, f"{side}_exact") for e in items], pa.bool_())
-    data["tm_hyp"] = pa.array(audit.tm_hypotheses, pa.string())
+        flags = np.asarray([getattr(e, f"{side}_exact") for e in items], bool)
+        bits = np.packbits(flags, bitorder="little")
+        data[f"{side}_exact"] = _array(bits, pa.bool_(), len(flags))
+    data["tm_hyp"] = _strings(audit.tm_hypotheses)
     for metric, stats in audit.tm_statistics.items():
-        data[f"tm_stats_{metric}"] = pa.array(stats, pa.list_(pa.int64()))
+        data[f"tm_stats_{metric}"] = _int_lists(stats)
     table = pa.table(data)
     meta = {
         "tame_mt.audit": key,

@@ -8,6 +8,7 @@ before a newline is not text, and errors name the file and the line."""
 from __future__ import annotations
 
 import gzip
+import struct
 import zlib
 from collections.abc import Iterator, Sequence
 from functools import cached_property
@@ -43,7 +44,11 @@ def _open(path: Path) -> BufferedIOBase:
 
 def _lines(data: bytes, path: Path, first_line: int) -> pa.Array:
     """The lines of ``data`` (whole lines, without their newlines) as a string array."""
-    parts = pc.split_pattern(pa.array([data], pa.large_binary()), b"\n").values
+    # One binary value over the bytes, made from its buffers: ``pa.array`` of a
+    # Python list would import pandas (half a second) to look for a DataFrame.
+    offsets = pa.py_buffer(struct.pack("<2q", 0, len(data)))
+    whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(data)])
+    parts = pc.split_pattern(whole, b"\n").values
     if pc.any(pc.ends_with(parts, b"\r")).as_py():
         parts = pc.replace_substring_regex(parts, "\r$", "", max_replacements=1)
     try:
