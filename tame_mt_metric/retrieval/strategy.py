@@ -10,9 +10,10 @@ work, measured on the corpus and the test set at hand:
   posting volume, the same grams) and probes the test set's prefix index with
   it, which grows with the items.
 
-The constants were fitted to alternating runs of both strategies on one test
-set at 10^5 and 10^6 training pairs (``benchmarks/bench_strategy.py``, which
-also checks the choice against both timings); only their ratio matters, so they
+The constants were fitted to alternating runs of both strategies on test sets
+of 8 to 2,000 items at 10^5 and 10^6 training pairs of the synthetic corpus
+(``benchmarks/bench_strategy.py``, which also checks the choice against both
+timings, on other sizes); only their ratio matters, so they
 hold on machines of other speeds. Without an index at hand, building one reads
 the corpus as a stream does and more, so it pays only when the test set
 outnumbers the corpus.
@@ -30,10 +31,10 @@ __all__ = ["Choice", "choose_strategy", "estimate"]
 log = logging.getLogger("tame_mt_metric")
 
 # Seconds on the reference machine (2 cores); see the module docstring.
-SEARCH_SECONDS = 9.4e-7
-SEARCH_EXPONENT = 0.635
-STREAM_SECONDS_PER_POSTING = 1.45e-8
-STREAM_SECONDS_PER_ITEM_POSTING = 1.45e-11
+SEARCH_SECONDS = 7.78e-8
+SEARCH_EXPONENT = 0.778
+STREAM_SECONDS_PER_POSTING = 1.5e-8
+STREAM_SECONDS_PER_ITEM_POSTING = 1.75e-11
 
 
 @dataclass(frozen=True)
