@@ -4,7 +4,9 @@ against the brute force), its choices, and the path that uses it."""
 from __future__ import annotations
 
 import gc
+import json
 import logging
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -18,6 +20,7 @@ from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 from tame_mt_metric.retrieval.strategy import choose_strategy, estimate
 from tests.strategies import corpus, held_out
+from tests.test_cli import cli
 
 
 def _volume(
@@ -129,3 +132,30 @@ def test_the_collector_is_back_as_it_was() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_command_line_shows_the_choice_it_made(tmp_path: Path) -> None:
+    """``audit --index --verbose`` names the strategy it chose and why, and the
+    report says the same."""
+    sources, targets = _pairs(300)
+    (tmp_path / "train.src").write_text("\n".join(sources) + "\n")
+    (tmp_path / "train.tgt").write_text("\n".join(targets) + "\n")
+    (tmp_path / "test.src").write_text("\n".join(sources[:40]) + "\n")
+    (tmp_path / "test.ref").write_text("\n".join(targets[:40]) + "\n")
+    train: list[str | Path] = ["--train-src", tmp_path / "train.src"]
+    train += ["--train-tgt", tmp_path / "train.tgt"]
+    cli("index", "build", *train, "--out", tmp_path / "index", "--quiet")
+    test: list[str | Path] = ["--test-src", tmp_path / "test.src", "--ref", tmp_path / "test.ref"]
+    done = cli(
+        "audit",
+        "--index",
+        tmp_path / "index",
+        *test,
+        "--json-out",
+        tmp_path / "a.json",
+        "--quiet",
+        "--verbose",
+        env={"TAME_MT_CACHE": str(tmp_path / "cache")},
+    )
+    chosen = json.loads((tmp_path / "a.json").read_text())["backend"]["strategy"]
+    assert f"[strategy: {chosen} (an index is at hand; modelled search" in done.stderr
