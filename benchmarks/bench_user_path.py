@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -185,8 +186,8 @@ def compare(folder: Path, modes: list[str], once: set[str], repeat: int, python:
 
 
 def _median(runs: list[dict[str, Any]], mode: str) -> float:
-    walls = sorted(r["wall_s"] for r in runs if r["mode"] == mode)
-    return walls[len(walls) // 2] if walls else float("nan")
+    walls = [r["wall_s"] for r in runs if r["mode"] == mode]
+    return statistics.median(walls) if walls else float("nan")
 
 
 def _table(modes: list[str], runs: list[dict[str, Any]]) -> None:
