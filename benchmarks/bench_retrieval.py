@@ -214,11 +214,14 @@ def child(
     result_path.write_text(json.dumps(out))
 
 
-def measure(cmd: Sequence[str], log: Path, timeout: float) -> dict[str, Any]:
-    """Run `cmd` as a child; wall, user + sys CPU and peak RSS of that child alone."""
+def measure(
+    cmd: Sequence[str], log: Path, timeout: float, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run `cmd` as a child (its output into `log`); wall, user + sys CPU and peak
+    RSS of that child alone."""
     started = time.perf_counter()
     with open(log, "wb") as handle:
-        proc = subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT, cwd=HERE)
+        proc = subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT, cwd=HERE, env=env)
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
         _, status, usage = os.wait4(proc.pid, 0)

@@ -33,13 +33,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from itertools import islice
 from pathlib import Path
 from typing import Any
+
+from bench_retrieval import measure
 
 MODES = ("dataset", "stream", "batches", "cli", "before", "quiet", "bar", "ray")
 
@@ -127,19 +127,19 @@ def _run(mode: str, folder: Path, before: Path | None) -> dict[str, Any]:
         assert before is not None, "--before names the other checkout"
         env["PYTHONPATH"] = str(before)
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as cache:
-        began = time.perf_counter()
         name = "dataset" if mode in ("before", "quiet", "bar") else mode
         argv = [sys.executable, __file__, "child", name, str(folder), cache]
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, cwd=tempfile.gettempdir())
-        assert proc.stdout is not None
-        output = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - began
-    if status != 0:
-        raise SystemExit(f"{mode}: the run failed ({status})")
-    result: dict[str, Any] = json.loads(output.decode().strip().splitlines()[-1])
-    result.update(mode=mode, wall_s=wall, peak_mb=usage.ru_maxrss / 1024)
-    result["cpu_s"] = usage.ru_utime + usage.ru_stime
+        log = Path(cache) / "output.log"
+        measured = measure(argv, log, timeout=7200, env=env)
+        output = log.read_text(encoding="utf-8", errors="replace")
+    if measured["rc"] != 0:
+        raise SystemExit(f"{mode}: the run failed ({measured['rc']})\n{output[-2000:]}")
+    # The child's JSON line is its last (its stderr shares the log).
+    result: dict[str, Any] = json.loads(
+        [ln for ln in output.splitlines() if ln.startswith("{")][-1]
+    )
+    result.update(mode=mode, wall_s=measured["wall_s"], peak_mb=measured["peak_rss_mb"])
+    result["cpu_s"] = measured["cpu_s"]
     return result
 
 

@@ -40,14 +40,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from bench_retrieval import DEFAULT_TAME, measure
 
 OURS = ("floor", "compute", "warm", "score-cached", "sacrebleu", "score", "audit")
 OURS_INDEX = ("index-build", "audit-index", "lookup")
 THEIRS = ("tame-fast", "tame-exact", "tame-index-build", "tame-audit-index")
-TAME = os.environ.get("TAME_MT_CLI", "tame-mt")
+TAME = str(DEFAULT_TAME)
 
 
 def child(mode: str, folder: Path, cache: Path) -> None:
@@ -124,18 +125,15 @@ def _run(mode: str, folder: Path, python: str) -> dict[str, Any]:
         env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "TAME_MT_PROGRESS": "0"}
         env["TAME_MT_CACHE"] = str(work / "cache")
         cmd = _command(mode, folder, work, python)
-        began = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, cwd=tmp)
-        assert proc.stdout is not None
-        output = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - began
-    if status != 0:
-        raise SystemExit(f"{mode}: failed ({status}): {' '.join(cmd)}")
-    run = {"mode": mode, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime}
-    run["peak_mb"] = usage.ru_maxrss / 1024
+        measured = measure(cmd, work / "output.log", timeout=3600, env=env)
+        output = (work / "output.log").read_text(encoding="utf-8", errors="replace")
+    if measured["rc"] != 0:
+        raise SystemExit(f"{mode}: failed ({measured['rc']}): {' '.join(cmd)}\n{output[-2000:]}")
+    run = {"mode": mode, "wall_s": measured["wall_s"], "cpu_s": measured["cpu_s"]}
+    run["peak_mb"] = measured["peak_rss_mb"]
     if mode in ("compute", "warm"):
-        run["fields"] = output.decode().strip().splitlines()[-1]
+        # The child's one JSON line (its stderr shares the log).
+        run["fields"] = [line for line in output.splitlines() if line.startswith("{")][-1]
     return run
 
 
