@@ -91,9 +91,75 @@ fn largest_rows(bar: Bar, n: u32, slack: u32, len: usize) -> impl Iterator<Item 
     })
 }
 
+/// One entry of a gram's list: a text and the largest row size whose prefix
+/// of the text holds the gram.
+trait Entry: Copy + Send + Sync {
+    /// `largest` capped at `cap`: exact for rows of at most `cap` grams.
+    fn new(text: u32, largest: u32, cap: u32) -> Self;
+    fn text(self) -> usize;
+    fn largest(self) -> u32;
+}
+
+impl Entry for (u16, u16) {
+    fn new(text: u32, largest: u32, cap: u32) -> Self {
+        (text as u16, largest.min(cap) as u16)
+    }
+    fn text(self) -> usize {
+        self.0 as usize
+    }
+    fn largest(self) -> u32 {
+        self.1 as u32
+    }
+}
+
+impl Entry for (u32, u32) {
+    fn new(text: u32, largest: u32, _cap: u32) -> Self {
+        (text, largest)
+    }
+    fn text(self) -> usize {
+        self.0 as usize
+    }
+    fn largest(self) -> u32 {
+        self.1
+    }
+}
+
+/// The lists' entries: test sets of at most 2^16 texts keep them in half
+/// the memory, which a row's probe reads faster; the largest row sizes are
+/// then capped at `rows`, and a row of more grams is counted from the
+/// definition instead.
+enum Lists {
+    Compact { entries: Vec<(u16, u16)>, rows: u32 },
+    Wide(Vec<(u32, u32)>),
+}
+
+/// The cap of compact entries' row sizes.
+const COMPACT_ROWS: u32 = u16::MAX as u32;
+
+/// The entries of every text's `reach` (the largest row size of each prefix
+/// position) in its gram's list, each list sorted largest row first.
+fn fill_lists<E: Entry>(
+    offsets: &[u32],
+    order: &GramOrder,
+    reach: &[Vec<u32>],
+    cap: u32,
+) -> Vec<E> {
+    let mut fill = offsets.to_vec();
+    let mut entries =
+        vec![E::new(0, 0, cap); *offsets.last().expect("one offset at least") as usize];
+    for (t, reach) in reach.iter().enumerate() {
+        for (&g, &s) in order.of(t).iter().zip(reach) {
+            entries[fill[g as usize] as usize] = E::new(t as u32, s, cap);
+            fill[g as usize] += 1;
+        }
+    }
+    sort_lists(offsets, &mut entries);
+    entries
+}
+
 /// Sort each list of `entries` (delimited by `offsets`) by largest row
 /// first, the lists cut into a few runs sorted in parallel.
-fn sort_lists(offsets: &[u32], entries: &mut [(u32, u32)]) {
+fn sort_lists<E: Entry>(offsets: &[u32], entries: &mut [E]) {
     let parts = 4 * rayon::current_num_threads();
     let total = entries.len();
     let mut runs = Vec::with_capacity(parts);
@@ -114,7 +180,7 @@ fn sort_lists(offsets: &[u32], entries: &mut [(u32, u32)]) {
     runs.into_par_iter().for_each(|(run, grams, base)| {
         for g in grams {
             let list = offsets[g] as usize - base..offsets[g + 1] as usize - base;
-            run[list].sort_unstable_by_key(|&(i, s)| (std::cmp::Reverse(s), i));
+            run[list].sort_unstable_by_key(|&e| (std::cmp::Reverse(e.largest()), e.text()));
         }
     });
 }
@@ -126,7 +192,7 @@ fn sort_lists(offsets: &[u32], entries: &mut [(u32, u32)]) {
 pub(crate) struct PrefixIndex {
     /// Per gram: (text, largest row size reaching it), largest first.
     offsets: Vec<u32>,
-    entries: Vec<(u32, u32)>,
+    lists: Lists,
     /// Each text's grams in prefix order, its size and its bar.
     order: Arc<GramOrder>,
     texts: Vec<(u32, Bar)>,
@@ -185,6 +251,20 @@ impl PrefixIndex {
         bars: &[Bar],
         slack: u32,
     ) -> PrefixIndex {
+        let compact = (texts.len() <= 1 << 16).then_some(COMPACT_ROWS);
+        PrefixIndex::build_lists(vocab_len, texts, order, bars, slack, compact)
+    }
+
+    /// [`PrefixIndex::build`], with compact lists capped at `compact` rows
+    /// or wide lists.
+    fn build_lists(
+        vocab_len: usize,
+        texts: &[Text],
+        order: Arc<GramOrder>,
+        bars: &[Bar],
+        slack: u32,
+        compact: Option<u32>,
+    ) -> PrefixIndex {
         // The largest row reaching each prefix position of each text: the
         // texts are independent, so done in parallel.
         let reach: Vec<Vec<u32>> = (0..texts.len())
@@ -200,18 +280,16 @@ impl PrefixIndex {
         for g in 0..vocab_len {
             offsets[g + 1] += offsets[g];
         }
-        let mut fill = offsets.clone();
-        let mut entries = vec![(0u32, 0u32); offsets[vocab_len] as usize];
-        for (t, reach) in reach.iter().enumerate() {
-            for (&g, &s) in order.of(t).iter().zip(reach) {
-                entries[fill[g as usize] as usize] = (t as u32, s);
-                fill[g as usize] += 1;
-            }
-        }
-        sort_lists(&offsets, &mut entries);
+        let lists = match compact {
+            Some(rows) => Lists::Compact {
+                entries: fill_lists(&offsets, &order, &reach, rows),
+                rows,
+            },
+            None => Lists::Wide(fill_lists(&offsets, &order, &reach, u32::MAX)),
+        };
         PrefixIndex {
             offsets,
-            entries,
+            lists,
             order,
             texts: texts.iter().zip(bars).map(|(t, &b)| (t.size, b)).collect(),
             least_count: texts
@@ -246,17 +324,41 @@ impl PrefixIndex {
         }
     }
 
-    /// The grams of text `t` outside its prefix for rows of `row_size` grams.
-    pub(crate) fn rest(&self, t: usize, row_size: u32) -> &[u32] {
-        let grams = self.order.of(t);
+    /// The length of text `t`'s prefix for rows of `row_size` grams.
+    fn prefix_len(&self, t: usize, row_size: u32) -> usize {
         let (n, bar) = self.texts[t];
         let keep = (n + 1 + self.slack).saturating_sub(min_overlap(bar, n, row_size)) as usize;
-        &grams[keep.min(grams.len())..]
+        keep.min(self.order.of(t).len())
+    }
+
+    /// The grams of text `t` outside its prefix for rows of `row_size` grams.
+    pub(crate) fn rest(&self, t: usize, row_size: u32) -> &[u32] {
+        &self.order.of(t)[self.prefix_len(t, row_size)..]
     }
 
     /// Count, for every text, the grams of `row` (of `row_size` grams in all)
     /// in the text's prefix for that size.
     pub(crate) fn probe(&self, row: &[u32], row_size: u32, counts: &mut [u32]) {
+        match &self.lists {
+            Lists::Compact { entries, rows } if row_size <= *rows => {
+                self.probe_lists(entries, row, row_size, counts)
+            }
+            Lists::Compact { .. } => self.probe_by_definition(row, row_size, counts),
+            Lists::Wide(entries) => self.probe_lists(entries, row, row_size, counts),
+        }
+    }
+
+    /// [`PrefixIndex::probe`] from each text's prefix, for rows too large
+    /// for the compact lists' capped sizes (some 20,000 characters or more).
+    fn probe_by_definition(&self, row: &[u32], row_size: u32, counts: &mut [u32]) {
+        let held: rustc_hash::FxHashSet<u32> = row.iter().copied().collect();
+        for (t, count) in counts.iter_mut().enumerate() {
+            let prefix = &self.order.of(t)[..self.prefix_len(t, row_size)];
+            *count += prefix.iter().filter(|g| held.contains(g)).count() as u32;
+        }
+    }
+
+    fn probe_lists<E: Entry>(&self, entries: &[E], row: &[u32], row_size: u32, counts: &mut [u32]) {
         for (j, &g) in row.iter().enumerate() {
             // The list a few grams ahead is fetched while this one is read,
             // and where the list twice as far ahead starts.
@@ -264,27 +366,27 @@ impl PrefixIndex {
                 prefetch(&self.offsets, ahead as usize);
             }
             if let Some(&ahead) = row.get(j + AHEAD) {
-                prefetch(&self.entries, self.offsets[ahead as usize] as usize);
+                prefetch(entries, self.offsets[ahead as usize] as usize);
             }
-            let list = &self.entries
-                [self.offsets[g as usize] as usize..self.offsets[g as usize + 1] as usize];
+            let list =
+                &entries[self.offsets[g as usize] as usize..self.offsets[g as usize + 1] as usize];
             // Largest first: when the last of a chunk reaches the row, all do.
             let mut chunks = list.chunks_exact(8);
             let mut last = None;
             for chunk in &mut chunks {
-                if chunk[7].1 < row_size {
+                if chunk[7].largest() < row_size {
                     last = Some(chunk);
                     break;
                 }
-                for &(t, _) in chunk {
-                    counts[t as usize] += 1;
+                for e in chunk {
+                    counts[e.text()] += 1;
                 }
             }
-            for &(t, largest) in last.unwrap_or(chunks.remainder()) {
-                if largest < row_size {
+            for e in last.unwrap_or(chunks.remainder()) {
+                if e.largest() < row_size {
                     break;
                 }
-                counts[t as usize] += 1;
+                counts[e.text()] += 1;
             }
         }
     }
@@ -371,8 +473,10 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(4000))]
 
         /// Whatever the document frequencies that ordered the texts (stale
-        /// ones included), a row's prefix count plus its share of the rest
-        /// is the exact overlap, and every text the row passes is reached.
+        /// ones included) and whatever the lists (compact, rows above their
+        /// cap counted from the definition, or wide), a row's prefix count
+        /// plus its share of the rest is the exact overlap, and every text
+        /// the row passes is reached.
         #[test]
         fn any_gram_order_counts_exactly_and_reaches_every_pass(
             texts in vec(btree_set(0u32..16, 1..14), 1..6),
@@ -381,6 +485,7 @@ mod tests {
             df in vec(0u32..50, 16),
             bars in vec((0u32..6, 1u32..6, any::<bool>()), 6),
             slack in 0u32..4,
+            compact in proptest::option::of(0u32..24),
         ) {
             let texts: Vec<Text> = texts
                 .into_iter()
@@ -394,7 +499,7 @@ mod tests {
                 })
                 .collect();
             let order = Arc::new(GramOrder::new(&texts, &df));
-            let index = PrefixIndex::build(16, &texts, order, &bars, slack);
+            let index = PrefixIndex::build_lists(16, &texts, order, &bars, slack, compact);
             let row: Vec<u32> = row.into_iter().collect();
             let row_size = row.len() as u32 + outside;
             let mut counts = vec![0; texts.len()];
