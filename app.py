@@ -46,7 +46,7 @@ def analyse(
         shown = run(inputs, config)
     except (TameError, ValueError, OSError) as exc:
         message = f"**Could not score:** {exc}"
-        return message, "", "", None, None, "", None, None
+        return message, "", "", None, None, "", None, None, None
     items, rows = len(shown.result.exposures), inputs["train"].num_rows
     status = f"Scored {items:,} test items against {rows:,} training pairs."
     return (
@@ -58,6 +58,7 @@ def analyse(
         shown.exposed_html,
         str(shown.report_file),
         str(shown.segments_file),
+        str(shown.page_file),
     )
 
 
@@ -106,6 +107,7 @@ def build_demo() -> gr.Blocks:
         with gr.Row():
             report = gr.File(label="JSON report")
             segments = gr.File(label="segments (JSONL)")
+            page = gr.File(label="HTML report", elem_id="html-report")
         button.click(
             analyse,
             [
@@ -120,7 +122,7 @@ def build_demo() -> gr.Blocks:
                 lowercase,
                 zero_policy,
             ],
-            [status, headline, signature, histogram, bins, exposed, report, segments],
+            [status, headline, signature, histogram, bins, exposed, report, segments, page],
         )
     return demo
 

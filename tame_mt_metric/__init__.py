@@ -49,6 +49,7 @@ from tame_mt_metric.retrieval.text_files import TextFiles
 
 if TYPE_CHECKING:
     from tame_mt_metric.report.pipeline import TameResult, score_tame
+    from tame_mt_metric.report.significance import Comparison, compare
 
 
 def __getattr__(name: str) -> Any:
@@ -58,12 +59,17 @@ def __getattr__(name: str) -> Any:
         from tame_mt_metric.report import pipeline
 
         return getattr(pipeline, name)
+    if name in ("Comparison", "compare"):
+        from tame_mt_metric.report import significance
+
+        return getattr(significance, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "LOADING_SCRIPT",
     "CacheWarning",
+    "Comparison",
     "CoreImportError",
     "EmptyCorpusError",
     "EmptyTestSetError",
@@ -86,6 +92,7 @@ __all__ = [
     "TrainingIndex",
     "TrainingStream",
     "__version__",
+    "compare",
     "core_version",
     "count_grams",
     "find_exposures",

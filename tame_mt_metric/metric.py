@@ -59,6 +59,9 @@ Args:
         ``segments`` (per-item diagnostics). Default False.
     include_neighbor_text (bool): put the neighbours' training text in
         ``segments``. Default False.
+    confidence_intervals (bool): also return ``<score>_ci_low`` and
+        ``<score>_ci_high`` for every score (bootstrap over test items; the
+        JSON report always holds them). Default False.
 
 Load-time options (``evaluate.load("tame_mt", **options)``): ``train``;
 ``sources`` (the test sources, in order: ``compute`` and ``add_batch`` then
@@ -73,6 +76,8 @@ report settings ``ngram_orders`` (3,4,5), ``lowercase``, ``strip_diacritics``,
 spbleu, chrf++ and chrf++_avg), ``bleu_tokenize`` (13a), ``bleu_lowercase``
 (False), ``chrf_word_order`` (2: chrF++), ``spbleu_tokenize`` (flores200),
 ``spm_model`` (path), ``tm_zero_policy`` (empty), ``min_bin_size_warning`` (30),
+``confidence`` (0.95), ``n_bootstrap`` (1000; 0 turns intervals off), ``seed`` (12345),
+``curve_bands`` (10) or ``curve_edges`` (the exposure curve),
 ``threads``, ``strategy`` (auto), ``block_rows``.
 
 Returns:
@@ -108,7 +113,9 @@ _BASE_OPTIONS = frozenset(inspect.signature(evaluate.EvaluationModule.__init__).
 }
 
 
-_COMPUTE_ARGUMENTS = frozenset({"sources", "train", "return_report", "include_neighbor_text"})
+_COMPUTE_ARGUMENTS = frozenset(
+    {"sources", "train", "return_report", "include_neighbor_text", "confidence_intervals"}
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -243,7 +250,7 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
                         f"{sorted(_COMPUTE_ARGUMENTS)}); report settings are load-time "
                         f"options: evaluate.load('tame_mt', {name}=...)"
                     )
-            for flag in ("return_report", "include_neighbor_text"):
+            for flag in ("return_report", "include_neighbor_text", "confidence_intervals"):
                 if not isinstance(kwargs.get(flag, False), bool):
                     raise InvalidOptionError(
                         f"{flag}: expected True or False, got {kwargs[flag]!r}"
@@ -325,6 +332,7 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         train: TrainingCorpus | TrainingStream | None = None,
         return_report: bool = False,
         include_neighbor_text: bool = False,
+        confidence_intervals: bool = False,
     ) -> dict[str, Any]:
         corpus = train if train is not None else self.train
         sources = sources if sources is not None else self.sources
@@ -338,7 +346,7 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
             include_neighbor_text,
             self.cache,
         )
-        out: dict[str, Any] = dict(result.report.fields())
+        out: dict[str, Any] = dict(result.report.fields(confidence_intervals))
         if return_report:
             out["report"] = result.report.as_json()
             out["segments"] = result.segments

@@ -18,6 +18,7 @@ from rapidfuzz.distance import Indel
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.errors import InputTextError
 from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.html import render_html
 from tame_mt_metric.report.pipeline import TameResult, score_tame
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.inputs import read_lines
@@ -126,6 +127,7 @@ class SpaceResult:
     exposed_html: str
     report_file: Path
     segments_file: Path
+    page_file: Path
 
     def headline_html(self) -> str:
         rows = []
@@ -184,6 +186,8 @@ def run(inputs: dict[str, Any], config: TameConfig, show_text: bool = True) -> S
     segments_file.write_text(
         "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.segments), encoding="utf-8"
     )
+    page_file = out / "tame_report.html"
+    page_file.write_text(render_html(result.report), encoding="utf-8")
     report = result.report
     metric = next(iter(report.system))
     bins = [
@@ -200,4 +204,5 @@ def run(inputs: dict[str, Any], config: TameConfig, show_text: bool = True) -> S
         _exposed(result, inputs, show_text),
         report_file,
         segments_file,
+        page_file,
     )

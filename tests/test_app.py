@@ -21,19 +21,17 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
 import tame_mt_metric
 from tame_mt_metric.space import HEADLINE, PERCENT, example_inputs
+from tests.browser import chromium
 
 REPO = Path(__file__).resolve().parent.parent
 SPACE = Path(os.environ.get("TAME_MT_SPACE_DIR", REPO))
 SPACE_PYTHON = os.environ.get("TAME_MT_SPACE_PYTHON", sys.executable)
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 
 def _free_port() -> int:
@@ -79,21 +77,8 @@ def url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    assert CHROMIUM.exists() and CHROMEDRIVER.exists(), "apt-get install chromium chromium-driver"
-    options = Options()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--window-size=1400,2200",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _expected() -> dict[str, str]:
@@ -126,6 +111,11 @@ def test_the_bundled_example_on_the_page_equals_compute(
     assert signature == expected["signature"]
     marks = browser.find_elements(By.CSS_SELECTOR, "#exposed mark")
     assert marks, "the shared stretches of the most exposed items are marked"
+    links = [
+        a.get_attribute("href") or ""
+        for a in browser.find_elements(By.CSS_SELECTOR, "#html-report a")
+    ]
+    assert any(link.endswith("tame_report.html") for link in links), links
     if os.environ.get("TAME_MT_SCREENSHOT"):
         browser.save_screenshot(os.environ["TAME_MT_SCREENSHOT"])
 

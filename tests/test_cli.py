@@ -461,3 +461,109 @@ def test_an_audit_killed_between_lines_and_sidecar_is_refused(files: dict[str, P
     kill_at(run, "segment lines written")
     done = cli("score-cached", "--segment-in", segments, *_test(files)[2:], check=1)
     assert "its lines differ from those it was written with" in done.stderr, done.stderr
+
+
+def _compared(f: dict[str, Path], baseline: str, test: str) -> dict[str, Any]:
+    from tame_mt_metric import compare
+    from tame_mt_metric.retrieval.inputs import read_lines
+
+    train = TrainingCorpus(read_lines(f["train_src"]), read_lines(f["train_tgt"]))
+    systems = {"a": read_lines(f["hyp"]), "b": read_lines(f["hyp_b"])}
+    return compare(
+        systems,
+        read_lines(f["ref"]),
+        read_lines(f["test_src"]),
+        train,
+        baseline,
+        test=test,
+        n_samples=50,
+        n_bootstrap=30,
+    ).as_dict()
+
+
+@pytest.mark.parametrize(("baseline", "test"), [("a", "bs"), ("tm", "ar")])
+def test_compare_and_cached_batch_paired_tests_equal_the_api(
+    files: dict[str, Path], baseline: str, test: str
+) -> None:
+    out = files["root"] / f"compare-{baseline}-{test}"
+    systems = ["--system", f"a={files['hyp']}", "--system", f"b={files['hyp_b']}"]
+    settings = ["--paired-n", "50", "--n-bootstrap", "30", "--baseline", baseline]
+    done = cli(
+        "compare",
+        *_train(files),
+        "--test-src",
+        files["test_src"],
+        "--ref",
+        files["ref"],
+        *systems,
+        "--test",
+        test,
+        *settings,
+        "--paired-json-out",
+        out / "compare.json",
+    )
+    want = _compared(files, baseline, test)
+    assert _json(out / "compare.json") == want
+    assert "Paired significance" in done.stdout and "whole" in done.stdout
+    # The diagnostics do not depend on the interval settings.
+    segments = _segments(files, out / "audit.jsonl", "--n-bootstrap", "7")
+    cli(
+        "score-cached-batch",
+        "--segment-in",
+        segments,
+        "--ref",
+        files["ref"],
+        *systems,
+        f"--paired-{test}",
+        *settings,
+        "--paired-json-out",
+        out / "batch.json",
+        "--quiet",
+    )
+    assert _json(out / "batch.json") == want
+
+
+def test_compare_refuses_unknown_baselines_and_repeated_names(files: dict[str, Path]) -> None:
+    base: list[str | Path] = ["compare", *_train(files), "--test-src", files["test_src"]]
+    base += ["--ref", files["ref"], "--system", f"a={files['hyp']}"]
+    done = cli(*base, "--baseline", "zz", check=2)
+    assert "--baseline: 'zz' is neither a --system name nor 'tm'" in done.stderr
+    done = cli(*base, "--system", f"a={files['hyp_b']}", check=2)
+    assert "--system: a name is repeated" in done.stderr
+
+
+def test_correlate_segments_equals_sacrebleu_sentence_scores_correlated(
+    files: dict[str, Path],
+) -> None:
+    import sacrebleu
+
+    from tame_mt_metric.flores.correlation import segment_correlation
+    from tame_mt_metric.retrieval.inputs import read_lines
+
+    refs, hyps = read_lines(files["ref"]), read_lines(files["hyp_b"])
+    # A human score column beside another in a TSV (any numbers serve the plumbing).
+    human = [float(len(h) % 7) + 0.5 * (i % 3) for i, h in enumerate(hyps)]
+    table = files["root"] / "human.tsv"
+    _write(table, ["id\tda", *(f"{i}\t{v}" for i, v in enumerate(human))])
+    out = files["root"] / "segments-corr.json"
+    args: list[str | Path] = ["correlate", "--segments", "--src", files["test_src"]]
+    args += ["--ref", files["ref"], "--hyp", files["hyp_b"], "--scores", table]
+    done = cli(*args, "--human", "da", "--n-bootstrap", "50", "--json-out", out)
+    assert "| bleu | 60 |" in done.stdout
+    got = _json(out)
+    assert set(got) == {"bleu", "chrf++"}
+    bleu = [sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(hyps, refs, strict=True)]
+    chrf = [
+        sacrebleu.sentence_chrf(h, [r], word_order=2).score for h, r in zip(hyps, refs, strict=True)
+    ]
+    assert got["bleu"] == json.loads(json.dumps(segment_correlation(human, bleu, 50)))
+    assert got["chrf++"] == json.loads(json.dumps(segment_correlation(human, chrf, 50)))
+    plain = files["root"] / "human.txt"
+    _write(plain, [str(v) for v in human[:-1]])
+    done = cli(*args[:-1], plain, check=1)
+    assert f"{plain}: 59 scores, {files['hyp_b']} has 60 lines" in done.stderr
+    _write(plain, [*map(str, human[:-1]), "good"])
+    done = cli(*args[:-1], plain, check=1)
+    assert f"{plain}:60: the human score is not a number" in done.stderr
+    done = cli("correlate", "--segments", "--hyp", files["hyp_b"], check=2)
+    assert "--ref, --hyp and --scores are required" in done.stderr

@@ -137,6 +137,8 @@ def test_report_is_strict_json_and_has_the_spec_sections() -> None:
         "exposure",
         "bins",
         "generalization_gap",
+        "intervals",
+        "curve",
         "warnings",
         "config",
     ]
@@ -157,8 +159,8 @@ def test_signature_snapshot() -> None:
     assert result.report.signature == (
         "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_e0dd0ccea2446c62|norm:nfkc_ws"
         "|sim:char_jaccard_3,4,5_set|retrieval:exact|idx:auto|backend:streaming"
-        "|tm:src_nn_top1_zero_empty|bins:far0.30_near0.70_leak0.70,0.85,0.95"
-        "|metrics:bleu,chrf|sacrebleu:bleu_tok_13a_lc_0_chrf_wo_2"
+        "|tm:src_nn_top1_zero_empty|bins:far0.30_near0.70_leak0.70,0.85,0.95|curve:bands10"
+        "|metrics:bleu,chrf|sacrebleu:bleu_tok_13a_lc_0_chrf_wo_2|ci:bs1000_c0.95_seed12345"
         f"|deps:sacrebleu_{SACREBLEU_VERSION}"
     )
     other = score_tame(
@@ -178,12 +180,14 @@ def test_signature_snapshot() -> None:
             chrf_word_order=0,
             tm_zero_policy="nearest",
             strategy="streaming",
+            curve_edges=(0.5, 0.25),
+            n_bootstrap=0,
         ),
     )
     assert other.report.signature == (
         "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_e0dd0ccea2446c62|norm:nfkc_ws_lc_nodia"
         "|sim:char_jaccard_2,4_set|retrieval:exact|idx:streaming|backend:streaming"
-        "|tm:src_nn_top1_zero_nearest|bins:far0.30_near0.825_leak0.90"
-        "|metrics:chrf|sacrebleu:bleu_tok_char_lc_1_chrf_wo_0"
+        "|tm:src_nn_top1_zero_nearest|bins:far0.30_near0.825_leak0.90|curve:edges0.25,0.50"
+        "|metrics:chrf|sacrebleu:bleu_tok_char_lc_1_chrf_wo_0|ci:none"
         f"|deps:sacrebleu_{SACREBLEU_VERSION}"
     )

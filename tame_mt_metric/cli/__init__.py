@@ -19,6 +19,7 @@ __all__ = ["main"]
 
 def build_parser() -> argparse.ArgumentParser:
     from tame_mt_metric.cli import (
+        compare_command,
         doctor,
         flores_commands,
         index_files,
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands = (
         score_commands,
+        compare_command,
         shard_commands,
         index_files,
         lookup_command,

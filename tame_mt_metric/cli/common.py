@@ -39,6 +39,7 @@ __all__ = [
     "write_json",
     "write_jsonl",
     "write_lines",
+    "write_text",
 ]
 
 
@@ -50,6 +51,11 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--near-threshold", help="default 0.70")
     group.add_argument("--leak-thresholds", help="comma list (default 0.70,0.85,0.95)")
     group.add_argument("--min-bin-size-warning", type=int)
+    group.add_argument("--confidence", type=float, help="of the bootstrap intervals (0.95)")
+    group.add_argument("--n-bootstrap", type=int, help="resamples for intervals (1000; 0: none)")
+    group.add_argument("--seed", type=int, help="of the resamples (12345)")
+    group.add_argument("--curve-bands", type=int, help="exposure curve bands (10: deciles)")
+    group.add_argument("--curve-edges", help="comma list of exposure curve edges, in (0, 1)")
     group.add_argument("--tm-zero-policy", choices=("empty", "nearest"))
     group.add_argument("--lowercase", action="store_true", default=None)
     group.add_argument("--strip-diacritics", action="store_true", default=None)
@@ -70,7 +76,7 @@ def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
     options = dict(defaults)
     given = {f.name: getattr(args, f.name, None) for f in fields(TameConfig)}
     options.update({k: v for k, v in given.items() if v is not None})
-    for name in ("metrics", "leak_thresholds"):
+    for name in ("metrics", "leak_thresholds", "curve_edges"):
         if isinstance(options.get(name), str):
             items = [item.strip() for item in options[name].split(",")]
             if "" in items:
@@ -82,11 +88,11 @@ def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
     for name in ("far_threshold", "near_threshold"):
         if isinstance(options.get(name), str):
             options[name] = _decimal(name, options[name])
-    if "leak_thresholds" in options:
-        options["leak_thresholds"] = tuple(
-            _decimal("leak_thresholds", t) if isinstance(t, str) else t
-            for t in options["leak_thresholds"]
-        )
+    for name in ("leak_thresholds", "curve_edges"):
+        if name in options:
+            options[name] = tuple(
+                _decimal(name, t) if isinstance(t, str) else t for t in options[name]
+            )
     return TameConfig.from_options(**options)
 
 
@@ -185,6 +191,7 @@ def read_aligned(paths: Sequence[Path]) -> list[list[str]]:
 def add_output_options(parser: argparse.ArgumentParser, segments: bool = True) -> None:
     group = parser.add_argument_group("outputs (.gz compresses)")
     group.add_argument("--json-out", type=Path, help="the JSON report")
+    group.add_argument("--html-out", type=Path, help="the report as one self-contained page")
     if segments:
         group.add_argument("--segment-out", type=Path, help="JSONL diagnostics + .meta.json")
         group.add_argument("--tm-out", type=Path, help="the TM hypotheses, one per line")
@@ -208,6 +215,11 @@ def _atomic(path: Path) -> Iterator[Any]:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_text(path: Path, text: str) -> None:
+    with _atomic(path) as handle:
+        handle.write(text)
 
 
 def write_lines(path: Path, lines: Sequence[str]) -> None:

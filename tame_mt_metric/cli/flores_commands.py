@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 
 from tame_mt_metric.cli.common import add_report_options, config_from, read_aligned, write_json
-from tame_mt_metric.errors import InputTextError, InvalidOptionError
-from tame_mt_metric.flores.correlation import correlate
+from tame_mt_metric.errors import InputTextError, InvalidOptionError, MisalignedInputError
+from tame_mt_metric.flores.correlation import Correlation, correlate, segment_correlation
 from tame_mt_metric.flores.protocol import FLORES_METRICS, contamination, score_directions
+from tame_mt_metric.flores.segment_scores import sentence_scores
 from tame_mt_metric.flores.toxicity import added_toxicity
 from tame_mt_metric.flores.xsts import calibrate
 from tame_mt_metric.retrieval.inputs import read_lines
@@ -75,8 +76,45 @@ def _xsts(args: argparse.Namespace) -> int:
     return 0
 
 
-def _correlate(args: argparse.Namespace) -> int:
+def _human_scores(path: Path, column: str) -> list[float]:
+    """One number per line, or a TSV whose header names ``column``."""
+    rows = list(csv.reader(read_lines(path), delimiter="\t"))
+    at, first = 0, 1
+    if rows and len(rows[0]) > 1:
+        if column not in rows[0]:
+            raise InputTextError(f"{path}:1: a header with a {column!r} column is needed")
+        at, first, rows = rows[0].index(column), 2, rows[1:]
+    scores = []
+    for number, row in enumerate(rows, start=first):
+        try:
+            scores.append(float(row[at]))
+        except (ValueError, IndexError) as exc:
+            raise InputTextError(f"{path}:{number}: the human score is not a number") from exc
+    return scores
+
+
+def _segment_correlations(args: argparse.Namespace) -> dict[str, Correlation]:
+    if not args.ref or not args.hyp or not args.scores:
+        raise InvalidOptionError("correlate --segments: --ref, --hyp and --scores are required")
+    files = read_aligned([*([args.src] if args.src else []), *args.ref, args.hyp])
+    hyps = files[-1]
+    refs = [list(r) for r in zip(*files[1 if args.src else 0 : -1], strict=True)]
+    human = _human_scores(args.scores, args.human)
+    if len(human) != len(hyps):
+        raise MisalignedInputError(
+            f"{args.scores}: {len(human)} scores, {args.hyp} has {len(hyps)} lines"
+        )
+    scores = sentence_scores(hyps, refs, args.spm_model)
+    return {
+        name: segment_correlation(human, values, args.n_bootstrap, args.seed)
+        for name, values in scores.items()
+    }
+
+
+def _direction_correlations(args: argparse.Namespace) -> dict[str, Correlation]:
     """A TSV with a header: direction, the human score column, then metric columns."""
+    if not args.table:
+        raise InvalidOptionError("correlate: --table is required (or --segments)")
     lines = read_lines(args.table)
     rows = list(csv.reader(lines, delimiter="\t"))
     if not rows or args.human not in rows[0]:
@@ -99,7 +137,11 @@ def _correlate(args: argparse.Namespace) -> int:
         return out
 
     metrics = {name: column(name) for name in header[1:] if name != args.human}
-    result = correlate(column(args.human), metrics, args.n_bootstrap, args.seed)
+    return correlate(column(args.human), metrics, args.n_bootstrap, args.seed)
+
+
+def _correlate(args: argparse.Namespace) -> int:
+    result = _segment_correlations(args) if args.segments else _direction_correlations(args)
     if args.json_out:
         write_json(args.json_out, result)
     if not args.quiet:
@@ -175,7 +217,20 @@ def register(
     cal.set_defaults(run=_xsts)
 
     corr = sub.add_parser("correlate", parents=[common], help="metric-human correlation")
-    corr.add_argument("--table", type=Path, required=True, help="TSV: direction, human, metrics...")
+    corr.add_argument("--table", type=Path, help="TSV: direction, human, metrics...")
+    corr.add_argument(
+        "--segments",
+        action="store_true",
+        help="segment level: sentence BLEU/chrF++ (spBLEU with --spm-model) of --hyp "
+        "against --ref, correlated with --scores",
+    )
+    corr.add_argument("--src", type=Path, help="with --segments: checked for alignment")
+    corr.add_argument("--ref", type=Path, action="append", help="with --segments; repeatable")
+    corr.add_argument("--hyp", type=Path, help="with --segments")
+    corr.add_argument(
+        "--scores", type=Path, help="with --segments: a number per line, or a TSV with --human"
+    )
+    corr.add_argument("--spm-model", help="with --segments: sentence spBLEU over its pieces")
     corr.add_argument("--human", default="xsts", help="the human score column (default xsts)")
     corr.add_argument("--n-bootstrap", type=int, default=1000)
     corr.add_argument("--seed", type=int, default=12345)

@@ -19,6 +19,13 @@ from tame_mt_metric.cli.common import (
     write_json,
     write_jsonl,
     write_lines,
+    write_text,
+)
+from tame_mt_metric.cli.compare_command import (
+    add_paired_options,
+    baseline_of,
+    finish_comparison,
+    systems_of,
 )
 from tame_mt_metric.cli.human import render_exposure, render_report
 from tame_mt_metric.cli.index_files import index_of
@@ -26,7 +33,9 @@ from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.document import TameReport
 from tame_mt_metric.report.exposure_summary import summarize
+from tame_mt_metric.report.html import render_html
 from tame_mt_metric.report.pipeline import report_from_audit, score_tame
+from tame_mt_metric.report.significance import TM, comparison
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.retrieval.exposure import find_exposures
 
@@ -51,11 +60,30 @@ def _texts(args: argparse.Namespace) -> dict[str, bool]:
     }
 
 
-def _finish(args: argparse.Namespace, report: TameReport) -> None:
+def _finish(
+    args: argparse.Namespace, report: TameReport, texts: dict[str, list[str]] | None = None
+) -> None:
     if args.json_out:
         write_json(args.json_out, report.as_json())
+    if args.html_out:
+        write_text(args.html_out, render_html(report, texts=texts))
     if not args.quiet:
         print(render_report(report))
+
+
+def _page_texts(
+    args: argparse.Namespace, sources: list[str], refs: list[list[str]], hyps: list[str]
+) -> dict[str, list[str]] | None:
+    """The raw text the page may show beside the most exposed items: only the
+    sides the ``--include-*-text`` flags name."""
+    sides = _texts(args)
+    texts = {
+        "source": sources if sides["source"] else None,
+        "reference": [r[0] for r in refs] if sides["reference"] else None,
+        "hypothesis": hyps if sides["hyp"] else None,
+    }
+    chosen = {name: column for name, column in texts.items() if column is not None}
+    return chosen or None
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -74,7 +102,7 @@ def _score(args: argparse.Namespace) -> int:
             write_segments(args.segment_out, result, sources, refs, hyps, _texts(args))
         if args.tm_out:
             write_lines(args.tm_out, result.tm_hypotheses)
-        _finish(args, result.report)
+        _finish(args, result.report, _page_texts(args, sources, refs, hyps))
     return 0
 
 
@@ -192,17 +220,33 @@ def _score_cached(args: argparse.Namespace) -> int:
 
 
 def _score_cached_batch(args: argparse.Namespace) -> int:
-    systems = []
-    for item in args.system:
-        name, eq, path = item.partition("=")
-        if not eq or not name or not path:
-            raise InvalidOptionError(f"--system: expected NAME=PATH, got {item!r}")
-        systems.append((name, Path(path)))
-    for name, report in _cached_reports(args, systems):
+    systems = systems_of(args)
+    test = "bs" if args.paired_bs else "ar" if args.paired_ar else None
+    baseline = baseline_of(args, systems) if test else None
+    reports = _cached_reports(args, systems)
+    for name, report in reports:
         if args.json_out_dir:
             write_json(args.json_out_dir / f"{name}.tame.json", report.as_json())
         if not args.quiet:
             print(f"== {name}\n{render_report(report)}\n")
+    if test and baseline:
+        first = reports[0][1]
+        statistics = {name: report.system_statistics for name, report in reports}
+        statistics[TM] = first.tm_statistics
+        found = comparison(
+            statistics,
+            first.summary.item_bins,
+            baseline,
+            first.config,
+            test,
+            args.paired_n,
+            first.signature,
+            dict(reports),
+        )
+        finish_comparison(args, found)  # the page too, with the tests
+    elif args.html_out:
+        name, report = reports[0]
+        write_text(args.html_out, render_html(report, title=f"TAME report: {name}"))
     return 0
 
 
@@ -250,4 +294,11 @@ def register(
     batch.add_argument("--ref", type=Path, action="append", required=True)
     batch.add_argument("--system", action="append", required=True, help="NAME=PATH, repeated")
     batch.add_argument("--json-out-dir", type=Path)
+    batch.add_argument(
+        "--html-out", type=Path, help="the first system's page, with the paired tests"
+    )
+    paired = batch.add_mutually_exclusive_group()
+    paired.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling")
+    paired.add_argument("--paired-ar", action="store_true", help="approximate randomisation")
+    add_paired_options(batch)
     batch.set_defaults(run=_score_cached_batch)

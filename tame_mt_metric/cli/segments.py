@@ -28,8 +28,12 @@ from tame_mt_metric.retrieval.inputs import iter_lines
 __all__ = ["SegmentFile", "read_segments", "sidecar_path", "write_segments"]
 
 FORMAT = "tame-mt-metric segments"
-# Settings that do not change a number: a cached score may use other values.
-OPERATIONAL = frozenset({"threads", "strategy", "block_rows", "spm_model", "engine", "ray_address"})
+# Settings that do not change a number of the diagnostics (the intervals and
+# the exposure curve are made when scoring): a cached score may use other values.
+OPERATIONAL = frozenset(
+    {"threads", "strategy", "block_rows", "spm_model", "engine", "ray_address"}
+    | {"confidence", "n_bootstrap", "seed", "curve_bands", "curve_edges"}
+)
 
 
 def sidecar_path(path: Path) -> Path:

@@ -83,6 +83,11 @@ class TameConfig:
     TM baseline: tm_zero_policy ("empty": an item whose source shares no gram with
         training gets an empty TM hypothesis; "nearest": the lowest row's target).
     Warnings: min_bin_size_warning (30).
+    Intervals: confidence (0.95), n_bootstrap (1000 resamples of the test items;
+        0 turns them off), seed (12345); see ``tame_mt_metric.report.intervals``.
+    Exposure curve: curve_bands (10: deciles of source exposure), or curve_edges
+        (increasing thresholds inside (0, 1), read exactly); see
+        ``tame_mt_metric.report.curve``.
     Engine: "local", or "ray" to audit the training corpus in shards on Ray
         (``ray_address``: an existing cluster); the answers are the same.
     """
@@ -102,6 +107,11 @@ class TameConfig:
     spm_model: str | None = None
     tm_zero_policy: ZeroPolicy = "empty"
     min_bin_size_warning: int = 30
+    confidence: float = 0.95
+    n_bootstrap: int = 1000
+    seed: int = 12345
+    curve_bands: int = 10
+    curve_edges: tuple[Fraction, ...] | None = None
     strategy: Strategy = "auto"
     threads: int | None = None
     block_rows: int = 1 << 16
@@ -145,6 +155,27 @@ class TameConfig:
                 f"tm_zero_policy: expected one of {ZERO_POLICIES}, got {self.tm_zero_policy!r}"
             )
         _integer("min_bin_size_warning", self.min_bin_size_warning, 0)
+        confidence = self.confidence
+        if (
+            isinstance(confidence, bool)
+            or not isinstance(confidence, (int, float))
+            or not 0 < confidence < 1
+        ):
+            raise InvalidOptionError(
+                f"confidence: expected a number between 0 and 1 (exclusive), got {confidence!r}"
+            )
+        set_(self, "confidence", float(confidence))
+        _integer("n_bootstrap", self.n_bootstrap, 0)
+        _integer("seed", self.seed, 0)
+        _integer("curve_bands", self.curve_bands, 1)
+        if self.curve_edges is not None:
+            edges = _thresholds("curve_edges", self.curve_edges)
+            if edges[0] <= 0 or edges[-1] >= 1:
+                raise InvalidOptionError(
+                    f"curve_edges: every edge must lie strictly between 0 and 1, got "
+                    f"{[format_threshold(e) for e in edges]}"
+                )
+            set_(self, "curve_edges", edges)
         if self.engine not in ENGINES:
             raise InvalidOptionError(f"engine: expected one of {ENGINES}, got {self.engine!r}")
         if isinstance(self.ngram_orders, str):
@@ -186,6 +217,16 @@ class TameConfig:
             f"bins:far{format_threshold(self.far_threshold)}"
             f"_near{format_threshold(self.near_threshold)}_leak{leaks}"
         )
+
+    def curve_signature(self) -> str:
+        if self.curve_edges is not None:
+            return "curve:edges" + ",".join(format_threshold(e) for e in self.curve_edges)
+        return f"curve:bands{self.curve_bands}"
+
+    def intervals_signature(self) -> str:
+        if self.n_bootstrap == 0:
+            return "ci:none"
+        return f"ci:bs{self.n_bootstrap}_c{self.confidence:g}_seed{self.seed}"
 
     def scores_signature(self) -> str:
         signature = (

@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from tame_mt_metric._version import __version__
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.exposure_summary import BINS, ExposureSummary, SideSummary
 from tame_mt_metric.report.scores import SegmentStatistics
 from tame_mt_metric.retrieval.exposure import Exposures
+
+if TYPE_CHECKING:
+    from tame_mt_metric.report.curve import Band
+    from tame_mt_metric.report.intervals import Interval
 
 __all__ = ["BinScores", "TameReport", "bin_scores", "segment_rows", "warnings_for"]
 
@@ -119,6 +125,23 @@ def _side_json(side: SideSummary) -> dict[str, Any]:
     }
 
 
+def _intervals_json(intervals: Mapping[str, Interval]) -> dict[str, dict[str, float | None]]:
+    return {m: {"low": _json(i.low), "high": _json(i.high)} for m, i in intervals.items()}
+
+
+def _band_json(band: Band) -> dict[str, Any]:
+    return {
+        "low": band.low,
+        "high": band.high,
+        "count": band.count,
+        "mean_source_exposure": _json(band.mean_source_exposure),
+        "system": _json_scores(band.system),
+        "tm": _json_scores(band.tm),
+        "system_ci": _intervals_json(band.system_ci),
+        "tm_ci": _intervals_json(band.tm_ci),
+    }
+
+
 def segment_rows(
     exposures: Exposures,
     item_bins: Sequence[str],
@@ -170,18 +193,56 @@ class TameReport:
     data: dict[str, Any]
     backend: dict[str, Any]
     dependencies: dict[str, str]
+    system_statistics: SegmentStatistics = field(repr=False, compare=False)
+    tm_statistics: SegmentStatistics = field(repr=False, compare=False)
+    source_exposures: tuple[Fraction, ...] = field(repr=False, compare=False)
 
     @property
     def delta_tm(self) -> dict[str, float]:
         return _minus(self.system, self.tm)
+
+    @cached_property
+    def curve(self) -> list[Band]:
+        """The exposure curve: each band's scores and intervals (made on first use)."""
+        from tame_mt_metric.report.curve import exposure_curve
+
+        c = self.config
+        return exposure_curve(
+            self.source_exposures,
+            self.system_statistics,
+            self.tm_statistics,
+            c.curve_bands,
+            c.curve_edges,
+            c.confidence,
+            c.n_bootstrap,
+            c.seed,
+        )
+
+    @cached_property
+    def intervals(self) -> dict[str, Interval]:
+        """Bootstrap intervals of every score, keyed as the flat fields (made on
+        first use; empty when ``n_bootstrap`` is 0)."""
+        from tame_mt_metric.report.intervals import score_intervals
+
+        c = self.config
+        return score_intervals(
+            self.system_statistics,
+            self.tm_statistics,
+            self.summary.item_bins,
+            c.confidence,
+            c.n_bootstrap,
+            c.seed,
+        )
 
     @property
     def generalization_gap(self) -> dict[str, float]:
         """Near-bin score minus far-bin score (nan when either bin is empty)."""
         return _minus(self.bins["near"].system, self.bins["far"].system)
 
-    def fields(self) -> dict[str, float | int | str]:
-        """The flat metric dict: plain numbers (nan where undefined) and the signature."""
+    def fields(self, confidence_intervals: bool = False) -> dict[str, float | int | str]:
+        """The flat metric dict: plain numbers (nan where undefined) and the signature;
+        with ``confidence_intervals``, also ``<score>_ci_low`` and ``<score>_ci_high``
+        for every score."""
         s, metrics = self.summary, list(self.system)
         sides = {"source": s.source, "target": s.target, "pair": s.pair}
         out: dict[str, float | int | str] = {
@@ -198,6 +259,11 @@ class TameReport:
             out[f"bin/{name}/count"] = b.count
             out.update({f"bin/{name}/{m}": b.system[m] for m in metrics})
             out.update({f"bin/{name}/tm_{m}": b.tm[m] for m in metrics})
+        if confidence_intervals:
+            for key, interval in self.intervals.items():
+                if key in out:
+                    out[f"{key}_ci_low"] = interval.low
+                    out[f"{key}_ci_high"] = interval.high
         out["signature"] = self.signature
         return out
 
@@ -233,6 +299,16 @@ class TameReport:
                 for b in self.bins.values()
             ],
             "generalization_gap": _json_scores(self.generalization_gap),
+            "intervals": {
+                "confidence": self.config.confidence,
+                "n_bootstrap": self.config.n_bootstrap,
+                "seed": self.config.seed,
+                "scores": _intervals_json(self.intervals),
+            },
+            "curve": {
+                "by": "source_exposure",
+                "bands": [_band_json(b) for b in self.curve],
+            },
             "warnings": self.warnings,
             "config": {**self.config.as_dict(), "dependencies": self.dependencies},
         }

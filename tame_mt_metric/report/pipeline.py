@@ -70,7 +70,9 @@ def signature(config: TameConfig, num_train: int, train_fingerprint: str, strate
             f"backend:{strategy}",
             f"tm:src_nn_top1_zero_{config.tm_zero_policy}",
             config.bins_signature(),
+            config.curve_signature(),
             config.scores_signature(),
+            config.intervals_signature(),
             f"deps:sacrebleu_{SACREBLEU_VERSION}",
         ]
     )
@@ -210,4 +212,7 @@ def report_from_audit(
             "audit_cached": audit.from_cache,
         },
         dependencies={"sacrebleu": SACREBLEU_VERSION},
+        system_statistics=system_stats,
+        tm_statistics=tm_stats,
+        source_exposures=tuple(e.source[0].fraction for e in exposures),
     )

@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sacrebleu
 from sacrebleu.metrics.bleu import BLEU
@@ -24,6 +24,9 @@ from sacrebleu.metrics.chrf import CHRF
 from tame_mt_metric.digest import digest
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.spbleu import find_model, spbleu_metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics", "statistics_names"]
 
@@ -79,6 +82,38 @@ class SegmentStatistics:
     def rows(self) -> dict[str, list[list[int]]]:
         """The per-segment statistics by sacrebleu metric (what an audit caches)."""
         return self._stats
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [d.name for d in self._defs]
+
+    def corpus_metrics(self) -> list[tuple[str, str, Any]]:
+        """(metric, statistics name, sacrebleu metric) of each corpus-level metric."""
+        return [
+            (d.name, d.statistics, self._metrics[d.statistics])
+            for d in self._defs
+            if not d.sentence_mean
+        ]
+
+    def resampled(self, counts: np.ndarray, rows: Sequence[int]) -> dict[str, np.ndarray]:
+        """Scores of resamples of the given segments, one per row of ``counts``
+        (``counts[b, j]``: how often resample ``b`` draws segment ``rows[j]``).
+        Corpus metrics re-sum the statistics (integers, so exact) and sacrebleu
+        scores the sums; a sentence mean averages the drawn segments' scores."""
+        import numpy as np
+
+        out = {}
+        for d in self._defs:
+            metric = self._metrics[d.statistics]
+            chosen = [self._stats[d.statistics][i] for i in rows]
+            if d.sentence_mean:
+                sentence = [metric._compute_score_from_stats(s).score for s in chosen]
+                out[d.name] = counts @ np.array(sentence, dtype=np.float64) / len(rows)
+            else:
+                sums = np.rint(counts @ np.array(chosen, dtype=np.float64)).astype(np.int64)
+                scores = [metric._compute_score_from_stats(s).score for s in sums.tolist()]
+                out[d.name] = np.array(scores, dtype=np.float64)
+        return out
 
     def score(self, rows: Sequence[int] | None = None) -> dict[str, float]:
         """Scores (0-100) of the given segments (all by default); nan for none."""

@@ -1,0 +1,311 @@
+"""Paired significance between systems on one test set, for the whole set
+and for each exposure bin: sacrebleu's paired bootstrap resampling (``bs``)
+and approximate randomisation (``ar``), run on the per-segment statistics the
+report keeps, so that every bin is tested without rescoring text.
+
+sacrebleu's own test functions do the work: each system's statistics are
+handed to them through a metric that returns those statistics for the items of
+the group (``_GroupStatistics``), so on the whole test set every figure equals
+``sacrebleu.significance.PairedTest`` (and the CLI's ``--paired-bs`` /
+``--paired-ar``) for the same seed and sample count. Within a group every
+system is resampled on the same items. The TM baseline is one of the systems
+(``"tm"``), so "does the system beat reusing the training data, on the far
+bin?" is a row of the table.
+
+Intervals follow sacrebleu: the mean of the resampled scores and the half-width
+between its 2.5th and 97.5th percentile (95%), as ``ci_low``/``ci_high``. The
+sentence-mean metric ``chrf++_avg`` has no paired test in sacrebleu and is
+left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sacrebleu.significance import Result, _paired_ar_test, _paired_bs_test, estimate_ci
+
+from tame_mt_metric.cache.entries import CacheOptions
+from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.exposure_summary import BINS
+from tame_mt_metric.report.scores import SegmentStatistics
+from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
+from tame_mt_metric.retrieval.exposure import TrainingIndex
+
+if TYPE_CHECKING:
+    from tame_mt_metric.report.document import TameReport
+
+__all__ = [
+    "TESTS",
+    "TM",
+    "Comparison",
+    "SystemResult",
+    "compare",
+    "comparison",
+    "paired_table",
+    "paired_tests",
+]
+
+TESTS = ("bs", "ar")
+TM = "tm"
+
+
+@dataclass(frozen=True)
+class SystemResult:
+    """One system's figures for one metric and group."""
+
+    score: float
+    mean: float
+    ci_low: float
+    ci_high: float
+    p_value: float | None
+    delta: float
+
+    def as_dict(self) -> dict[str, float | None]:
+        def plain(value: float | None) -> float | None:
+            return None if value is None or math.isnan(value) else float(value)
+
+        return {
+            "score": plain(self.score),
+            "mean": plain(self.mean),
+            "ci_low": plain(self.ci_low),
+            "ci_high": plain(self.ci_high),
+            "p_value": plain(self.p_value),
+            "delta": plain(self.delta),
+        }
+
+
+Table = dict[str, dict[str, SystemResult]]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Each system's figures against the baseline, for the whole test set and
+    each non-empty bin (system -> metric -> figures)."""
+
+    whole: Table
+    bins: dict[str, Table]
+    settings: dict[str, Any]
+    reports: dict[str, TameReport] = field(default_factory=dict, repr=False, compare=False)
+    """Each system's own TAME report (where it was made)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON (null where a value is undefined)."""
+
+        def table(t: Table) -> dict[str, Any]:
+            return {name: {m: r.as_dict() for m, r in row.items()} for name, row in t.items()}
+
+        return {
+            "whole": table(self.whole),
+            "bins": {name: table(t) for name, t in self.bins.items()},
+            "settings": self.settings,
+        }
+
+
+class _GroupStatistics:
+    """A sacrebleu metric whose "hypotheses" are item numbers: it returns the
+    precomputed statistics of those items and scores as the metric does."""
+
+    def __init__(self, metric: Any, rows: list[list[int]]) -> None:
+        self._metric = metric
+        self._rows = rows
+
+    def _extract_corpus_statistics(
+        self, items: Sequence[int], _references: object
+    ) -> list[list[int]]:
+        return [self._rows[i] for i in items]
+
+    def _aggregate_and_compute(self, stats: Any) -> Any:
+        return self._metric._aggregate_and_compute(stats)
+
+    def _compute_score_from_stats(self, stats: Any) -> Any:
+        return self._metric._compute_score_from_stats(stats)
+
+
+def _baseline_interval(
+    metric: _GroupStatistics, stats: list[list[int]], n: int, seed: int
+) -> tuple[float, float]:
+    """sacrebleu's interval of the baseline (``_bootstrap_resample`` with this seed)."""
+    idxs = np.random.default_rng(seed).choice(len(stats), size=(n, len(stats)), replace=True)
+    stats_np = np.array(stats, dtype="float32")
+    scores = np.array([metric._compute_score_from_stats(s.sum(0)).score for s in stats_np[idxs]])
+    mean, ci = estimate_ci(scores)
+    return float(mean), float(ci)
+
+
+def paired_table(
+    statistics: Mapping[str, SegmentStatistics],
+    baseline: str,
+    rows: list[int],
+    test: str,
+    n_samples: int,
+    n_confidence: int,
+    seed: int,
+) -> Table:
+    """One group's table (its items ``rows``): sacrebleu's test of every system
+    against the baseline, as ``PairedTest`` runs it."""
+    names = [baseline] + [n for n in statistics if n != baseline]
+    out: Table = {name: {} for name in names}
+    # Duck-typed metrics (``_GroupStatistics``) where sacrebleu's types say Metric.
+    run: Any = _paired_bs_test if test == "bs" else _paired_ar_test
+    # PairedTest's baseline interval: the bootstrap's resamples, or for AR its own.
+    baseline_n = n_samples if test == "bs" else n_confidence
+    for metric_name, stats_name, metric in statistics[baseline].corpus_metrics():
+        group = {
+            name: _GroupStatistics(metric, [statistics[name].rows()[stats_name][i] for i in rows])
+            for name in names
+        }
+        items = list(range(len(rows)))
+        bl = group[baseline]
+        bl_stats = bl._extract_corpus_statistics(items, None)
+        bl_score = float(bl._aggregate_and_compute(bl_stats).score)
+        mean, ci = math.nan, math.nan
+        if baseline_n > 0:
+            mean, ci = _baseline_interval(bl, bl_stats, baseline_n, seed)
+        out[baseline][metric_name] = SystemResult(bl_score, mean, mean - ci, mean + ci, None, 0.0)
+        baseline_info = {metric_name: (bl_stats, Result(bl_score))}
+        for name in names[1:]:
+            _, results = run(
+                baseline_info,
+                name,
+                items,
+                None,
+                {metric_name: group[name]},
+                n_samples=n_samples,
+                n_ar_confidence=n_confidence if test == "ar" else -1,
+                seed=seed or None,
+            )
+            r = results[metric_name]
+            mean, ci = (math.nan, math.nan) if r.mean is None else (float(r.mean), float(r.ci))
+            score = float(r.score)
+            out[name][metric_name] = SystemResult(
+                score, mean, mean - ci, mean + ci, float(r.p_value), score - bl_score
+            )
+    return out
+
+
+def paired_tests(
+    statistics: Mapping[str, SegmentStatistics],
+    baseline: str,
+    item_bins: Sequence[str],
+    test: str = "bs",
+    n_samples: int = 1000,
+    n_confidence: int = 1000,
+    seed: int = 12345,
+) -> tuple[Table, dict[str, Table]]:
+    """The tables of the whole test set and of each non-empty bin."""
+    if test not in TESTS:
+        raise InvalidOptionError(f"test: expected one of {TESTS}, got {test!r}")
+    if baseline not in statistics:
+        raise InvalidOptionError(
+            f"baseline: {baseline!r} is not one of the systems {sorted(statistics)}"
+        )
+    for name, value, least in (("n_samples", n_samples, 1), ("n_confidence", n_confidence, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise InvalidOptionError(f"{name}: expected an integer >= {least}, got {value!r}")
+    args = (test, n_samples, n_confidence, seed)
+    whole = paired_table(statistics, baseline, list(range(len(item_bins))), *args)
+    bins = {}
+    for name in BINS:
+        rows = [i for i, b in enumerate(item_bins) if b == name]
+        if rows:
+            bins[name] = paired_table(statistics, baseline, rows, *args)
+    return whole, bins
+
+
+def compare(
+    systems: Mapping[str, Sequence[str]],
+    references: Sequence[str] | Sequence[Sequence[str]],
+    sources: Sequence[str],
+    train: object,
+    baseline: str,
+    test: str = "bs",
+    n_samples: int = 1000,
+    seed: int = 12345,
+    cache: CacheOptions | None = None,
+    index: TrainingIndex | None = None,
+    **options: Any,
+) -> Comparison:
+    """Paired significance of several systems on one test set, for the whole
+    set and each exposure bin, against ``baseline`` (one of the systems, or
+    ``"tm"``, the TM baseline, which is always one of the rows). ``train`` is
+    what ``score_tame`` takes, or anything ``TrainingCorpus.from_any`` reads;
+    ``options`` are the report settings (``n_bootstrap`` sets the resamples of
+    the approximate-randomisation intervals)."""
+    from tame_mt_metric.report.audit import run_audit
+    from tame_mt_metric.report.exposure_summary import summarize
+    from tame_mt_metric.report.pipeline import check_test_set, report_from_audit, signature
+    from tame_mt_metric.report.scores import Scorers
+
+    config = TameConfig.from_options(seed=seed, **options)
+    if not systems:
+        raise InvalidOptionError("systems: expected at least one named system")
+    if TM in systems:
+        raise InvalidOptionError(f"systems: {TM!r} names the TM baseline; rename that system")
+    checked = {}
+    for name, hypotheses in systems.items():
+        if not isinstance(name, str) or not name:
+            raise InvalidOptionError(f"systems: names must be non-empty strings, got {name!r}")
+        checked[name] = check_test_set(hypotheses, references, sources)
+    first = next(iter(checked.values()))
+    _, refs, srcs = first
+    corpus = (
+        train
+        if isinstance(train, (TrainingCorpus, TrainingStream))
+        else TrainingCorpus.from_any(train)
+    )
+    audit = run_audit(corpus, srcs, refs, config, cache, index)
+    summary = summarize(audit.exposures, config)
+    scorers = Scorers.for_references(config, refs)
+    statistics = {name: scorers.statistics(preds) for name, (preds, _, _) in checked.items()}
+    statistics[TM] = scorers.from_rows(audit.tm_statistics)
+    num_train, fingerprint = audit.exposures.num_train, audit.train_fingerprint
+    reports = {
+        name: report_from_audit(
+            audit, num_train, fingerprint, preds, refs, config, statistics[name]
+        )
+        for name, (preds, _, _) in checked.items()
+    }
+    report_signature = signature(config, num_train, fingerprint, audit.exposures.strategy)
+    return comparison(
+        statistics, summary.item_bins, baseline, config, test, n_samples, report_signature, reports
+    )
+
+
+def comparison(
+    statistics: Mapping[str, SegmentStatistics],
+    item_bins: Sequence[str],
+    baseline: str,
+    config: TameConfig,
+    test: str,
+    n_samples: int,
+    report_signature: str,
+    reports: dict[str, TameReport] | None = None,
+) -> Comparison:
+    """The comparison of systems' statistics (the TM baseline's among them, as
+    ``"tm"``) on a test set audited into ``item_bins``; ``config.seed`` seeds
+    the resamples and ``config.n_bootstrap`` sizes the approximate
+    randomisation's intervals."""
+    seed = config.seed
+    whole, bins = paired_tests(
+        statistics, baseline, item_bins, test, n_samples, config.n_bootstrap, seed
+    )
+    return Comparison(
+        whole,
+        bins,
+        {
+            "test": test,
+            "n_samples": n_samples,
+            "n_confidence": config.n_bootstrap if test == "ar" else n_samples,
+            "seed": seed,
+            "baseline": baseline,
+            "metrics": [m for m, _, _ in statistics[baseline].corpus_metrics()],
+            "bin_counts": {name: list(item_bins).count(name) for name in BINS},
+            "signature": f"{report_signature}|paired:{test}{n_samples}_seed{seed}",
+        },
+        reports or {},
+    )
