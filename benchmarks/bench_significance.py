@@ -104,7 +104,8 @@ def main() -> None:
         pool.append(scorers.statistics([_degrade(r, variant_rng) for r in refs]).rows())
     names = list(pool[0])
     pick = random.Random(7)
-    rejected = {(test, m): 0 for test in ("bs", "ar") for m in config.metrics}
+    tests = ("bs", "bs-shift", "ar")
+    rejected = {(test, m): 0 for test in tests for m in config.metrics}
     began = time.perf_counter()
     for _ in range(args.trials):
         systems = {}
@@ -113,7 +114,7 @@ def main() -> None:
             rows = {n: [pool[c][n][i] for i, c in enumerate(choice)] for n in names}
             systems[system] = scorers.from_rows(rows)
         seed = pick.randrange(1, 2**31)
-        for test in ("bs", "ar"):
+        for test in tests:
             whole = paired_table(
                 systems, "A", list(range(len(refs))), test, args.n_samples, 0, seed
             )

@@ -481,7 +481,7 @@ def _compared(f: dict[str, Path], baseline: str, test: str) -> dict[str, Any]:
     ).as_dict()
 
 
-@pytest.mark.parametrize(("baseline", "test"), [("a", "bs"), ("tm", "ar")])
+@pytest.mark.parametrize(("baseline", "test"), [("a", "bs"), ("tm", "ar"), ("b", "bs-shift")])
 def test_compare_and_cached_batch_paired_tests_equal_the_api(
     files: dict[str, Path], baseline: str, test: str
 ) -> None:

@@ -171,3 +171,37 @@ def test_a_system_may_not_take_the_tm_baselines_name(setup: dict[str, Any]) -> N
             setup["corpus"],
             baseline="tm",
         )
+
+
+def test_bs_shift_is_the_bootstrap_with_its_null_shifted(setup: dict[str, Any]) -> None:
+    import numpy as np
+
+    example, systems = setup["example"], setup["systems"]
+    refs = example["references"]
+    args = (systems, refs, example["test_sources"], setup["corpus"], "a")
+    shift = compare(*args, test="bs-shift", n_samples=80, seed=5)
+    plain = compare(*args, test="bs", n_samples=80, seed=5)
+    metric = BLEU(references=[refs])
+    stats = {n: metric._extract_corpus_statistics(h, None) for n, h in systems.items()}
+    idxs = np.random.default_rng(5).choice(len(refs), size=(80, len(refs)), replace=True)
+
+    def resampled(name: str) -> Any:
+        arr = np.array(stats[name], dtype="float32")
+        return np.array([metric._compute_score_from_stats(s.sum(0)).score for s in arr[idxs]])
+
+    delta = resampled("b") - resampled("a")
+    d = abs(
+        metric._aggregate_and_compute(stats["b"]).score
+        - metric._aggregate_and_compute(stats["a"]).score
+    )
+    p = (np.sum(np.abs(delta - delta.mean()) > d) + 1) / 81
+    got, same = shift.whole["b"]["bleu"], plain.whole["b"]["bleu"]
+    assert got.p_value == p
+    assert (got.score, got.mean, got.ci_low, got.ci_high, got.delta) == (
+        same.score,
+        same.mean,
+        same.ci_low,
+        same.ci_high,
+        same.delta,
+    )
+    assert shift.settings["test"] == "bs-shift" and set(shift.bins) == set(plain.bins)

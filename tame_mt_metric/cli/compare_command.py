@@ -33,7 +33,11 @@ __all__ = [
     "systems_of",
 ]
 
-TEST_NAMES = {"bs": "paired bootstrap resampling", "ar": "approximate randomisation"}
+TEST_NAMES = {
+    "bs": "paired bootstrap resampling",
+    "ar": "approximate randomisation",
+    "bs-shift": "paired bootstrap resampling, shifted null",
+}
 
 
 def systems_of(args: argparse.Namespace) -> list[tuple[str, Path]]:
@@ -149,7 +153,7 @@ def register(
     parser.add_argument("--test-src", type=Path, required=True)
     parser.add_argument("--ref", type=Path, action="append", required=True)
     parser.add_argument("--system", action="append", required=True, help="NAME=PATH, repeated")
-    parser.add_argument("--test", choices=("bs", "ar"), default="bs", help="default bs")
+    parser.add_argument("--test", choices=tuple(TEST_NAMES), default="bs", help="default bs")
     add_paired_options(parser)
     parser.add_argument(
         "--html-out", type=Path, help="the first system's page, with the paired tests"

@@ -221,7 +221,8 @@ def _score_cached(args: argparse.Namespace) -> int:
 
 def _score_cached_batch(args: argparse.Namespace) -> int:
     systems = systems_of(args)
-    test = "bs" if args.paired_bs else "ar" if args.paired_ar else None
+    chosen = {"bs": args.paired_bs, "ar": args.paired_ar, "bs-shift": args.paired_bs_shift}
+    test = next((name for name, on in chosen.items() if on), None)
     baseline = baseline_of(args, systems) if test else None
     reports = _cached_reports(args, systems)
     for name, report in reports:
@@ -300,5 +301,8 @@ def register(
     paired = batch.add_mutually_exclusive_group()
     paired.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling")
     paired.add_argument("--paired-ar", action="store_true", help="approximate randomisation")
+    paired.add_argument(
+        "--paired-bs-shift", action="store_true", help="paired bootstrap, shifted null"
+    )
     add_paired_options(batch)
     batch.set_defaults(run=_score_cached_batch)
