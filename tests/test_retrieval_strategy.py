@@ -124,7 +124,9 @@ def test_the_collector_is_back_as_it_was() -> None:
     sources, targets = _pairs(20)
     train, off = TrainingCorpus(sources, targets), CacheOptions(enabled=False)
     assert gc.isenabled()
-    score_tame(train, targets, targets, sources, cache=off)
+    result = score_tame(train, targets, targets, sources, cache=off)
+    assert gc.isenabled()
+    result.report.as_json()  # intervals and curve, made on first use
     assert gc.isenabled()
     gc.disable()
     try:

@@ -19,6 +19,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tame_mt_metric._version import __version__
+from tame_mt_metric.report.collector import collector_paused
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.exposure_summary import BINS, ExposureSummary, SideSummary
 from tame_mt_metric.report.scores import SegmentStatistics
@@ -207,16 +208,17 @@ class TameReport:
         from tame_mt_metric.report.curve import exposure_curve
 
         c = self.config
-        return exposure_curve(
-            self.source_exposures,
-            self.system_statistics,
-            self.tm_statistics,
-            c.curve_bands,
-            c.curve_edges,
-            c.confidence,
-            c.n_bootstrap,
-            c.seed,
-        )
+        with collector_paused():
+            return exposure_curve(
+                self.source_exposures,
+                self.system_statistics,
+                self.tm_statistics,
+                c.curve_bands,
+                c.curve_edges,
+                c.confidence,
+                c.n_bootstrap,
+                c.seed,
+            )
 
     @cached_property
     def intervals(self) -> dict[str, Interval]:
@@ -225,14 +227,15 @@ class TameReport:
         from tame_mt_metric.report.intervals import score_intervals
 
         c = self.config
-        return score_intervals(
-            self.system_statistics,
-            self.tm_statistics,
-            self.summary.item_bins,
-            c.confidence,
-            c.n_bootstrap,
-            c.seed,
-        )
+        with collector_paused():
+            return score_intervals(
+                self.system_statistics,
+                self.tm_statistics,
+                self.summary.item_bins,
+                c.confidence,
+                c.n_bootstrap,
+                c.seed,
+            )
 
     @property
     def generalization_gap(self) -> dict[str, float]:

@@ -3,11 +3,8 @@ hypotheses: exposures, the TM baseline, bins, scores, signature."""
 
 from __future__ import annotations
 
-import gc
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -18,6 +15,7 @@ from tame_mt_metric._version import __version__
 from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.errors import EmptyTestSetError, InputTextError
 from tame_mt_metric.report.audit import Audit, run_audit
+from tame_mt_metric.report.collector import collector_paused
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import TameReport, bin_scores, segment_rows, warnings_for
 from tame_mt_metric.report.exposure_summary import summarize
@@ -104,33 +102,6 @@ class TameResult:
         )
 
 
-_PAUSES = 0
-_PAUSES_LOCK = threading.Lock()
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic collector off while a report is made: sacrebleu's statistics
-    allocate millions of small containers, and each collection would walk every
-    object alive (all of torch's, where ``evaluate`` imported it). Reports made on
-    several threads at once turn it back on when the last ends; a collector the
-    caller had turned off stays off."""
-    global _PAUSES
-    with _PAUSES_LOCK:
-        pause = _PAUSES > 0 or gc.isenabled()
-        if pause:
-            _PAUSES += 1
-            gc.disable()
-    try:
-        yield
-    finally:
-        if pause:
-            with _PAUSES_LOCK:
-                _PAUSES -= 1
-                if _PAUSES == 0:
-                    gc.enable()
-
-
 def score_tame(
     train: TrainingCorpus | TrainingStream,
     predictions: Sequence[str],
@@ -151,7 +122,7 @@ def score_tame(
     """
     config = config or TameConfig()
     preds, refs, srcs = check_test_set(predictions, references, sources)
-    with _collector_paused(), ThreadPoolExecutor(1, "tame-mt-scores") as background:
+    with collector_paused(), ThreadPoolExecutor(1, "tame-mt-scores") as background:
         # sacrebleu reads the references and the hypotheses while the core's
         # audit runs without the GIL.
         system = background.submit(lambda: Scorers.for_references(config, refs).statistics(preds))
