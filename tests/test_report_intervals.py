@@ -14,7 +14,7 @@ import sacrebleu
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.errors import InvalidOptionError
-from tame_mt_metric.report.intervals import resample_counts, score_intervals
+from tame_mt_metric.report.intervals import resample_chunks, resample_counts, score_intervals
 from tame_mt_metric.report.pipeline import TameResult
 
 Scored = tuple[TameResult, list[str], list[str]]
@@ -63,6 +63,10 @@ def test_each_resample_scores_as_sacrebleu_scores_the_drawn_text(scored: Scored)
 
 def test_resample_counts_draw_every_resample_whole() -> None:
     counts = resample_counts(37, 50, 3, "near")
+    for cells in (37, 100, 37 * 50 + 1):  # one resample a chunk, a few, all at once
+        chunks = list(resample_chunks(37, 50, 3, "near", cells))
+        assert len(chunks) == -(-50 // max(1, cells // 37))
+        assert (np.vstack(chunks) == counts).all()
     assert counts.shape == (50, 37)
     assert (counts.sum(axis=1) == 37).all()
     assert (counts == resample_counts(37, 50, 3, "near")).all()
@@ -192,3 +196,21 @@ def test_compute_returns_the_intervals_when_asked() -> None:
     assert asked["report"]["intervals"]["scores"]["bleu"]["low"] == asked["bleu_ci_low"]
     with pytest.raises(InvalidOptionError, match="confidence_intervals"):
         tame.compute(**args, confidence_intervals="yes")
+
+
+def test_a_sentence_mean_resamples_the_mean_of_the_drawn_sentences() -> None:
+    example = example_corpus()
+    refs = example["references"][:120]
+    hyps = [_degrade(r, 3) for r in refs]
+    corpus = TrainingCorpus(example["train_sources"][:800], example["train_targets"][:800])
+    config = TameConfig(metrics=("bleu", "chrf++_avg"), n_bootstrap=20)
+    report = score_tame(corpus, hyps, refs, example["test_sources"][:120], config).report
+    rows = list(range(len(refs)))
+    counts = resample_counts(len(rows), 20, 1, "whole")
+    got = report.system_statistics.resampled(counts, rows)["chrf++_avg"]
+    pairs = zip(hyps, refs, strict=True)
+    sentence = [sacrebleu.sentence_chrf(h, [r], word_order=2).score for h, r in pairs]
+    for b in range(20):
+        drawn = _drawn(counts[b], rows)
+        assert got[b] == pytest.approx(sum(sentence[i] for i in drawn) / len(drawn), rel=1e-12)
+    assert set(report.intervals) >= {"chrf++_avg", "bin/far/chrf++_avg", "gen_gap_chrf++_avg"}

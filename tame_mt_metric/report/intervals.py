@@ -15,7 +15,7 @@ name, so a group's interval does not depend on the other groups.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +23,7 @@ import numpy as np
 from tame_mt_metric.report.exposure_summary import BINS
 from tame_mt_metric.report.scores import SegmentStatistics
 
-__all__ = ["Interval", "band_intervals", "resample_counts", "score_intervals"]
+__all__ = ["Interval", "band_intervals", "resample_chunks", "resample_counts", "score_intervals"]
 
 WHOLE = "whole"
 
@@ -39,15 +39,31 @@ class Interval:
 NAN_INTERVAL = Interval(float("nan"), float("nan"))
 
 
-def resample_counts(items: int, n_bootstrap: int, seed: int, group: str) -> np.ndarray:
+# Draws held at once: resamples are made in chunks of at most this many cells,
+# so that a large test set does not hold n_bootstrap x items counts at once.
+CHUNK_CELLS = 1 << 22
+
+
+def resample_chunks(
+    items: int, n_bootstrap: int, seed: int, group: str, cells: int = CHUNK_CELLS
+) -> Iterator[np.ndarray]:
     """How often each of ``items`` items is drawn in each of ``n_bootstrap``
-    resamples of ``items`` draws with replacement: an ``(n_bootstrap, items)``
-    array, from a generator seeded by ``seed`` and the group's name."""
+    resamples of ``items`` draws with replacement, as ``(resamples, items)``
+    arrays of consecutive resamples, from a generator seeded by ``seed`` and the
+    group's name. The draws are the same whatever the chunks."""
     rng = np.random.default_rng([seed, zlib.crc32(group.encode("utf-8"))])
-    draws = rng.integers(items, size=(n_bootstrap, items))
-    draws += np.arange(n_bootstrap)[:, None] * items
-    counts = np.bincount(draws.ravel(), minlength=n_bootstrap * items)
-    return counts.reshape(n_bootstrap, items).astype(np.float64)
+    per_chunk = max(1, cells // max(items, 1))
+    for start in range(0, n_bootstrap, per_chunk):
+        rows = min(per_chunk, n_bootstrap - start)
+        draws = rng.integers(items, size=(rows, items))
+        draws += np.arange(rows)[:, None] * items
+        counts = np.bincount(draws.ravel(), minlength=rows * items)
+        yield counts.reshape(rows, items).astype(np.float64)
+
+
+def resample_counts(items: int, n_bootstrap: int, seed: int, group: str) -> np.ndarray:
+    """All of ``resample_chunks`` as one ``(n_bootstrap, items)`` array."""
+    return np.vstack(list(resample_chunks(items, n_bootstrap, seed, group)))
 
 
 def _interval(samples: np.ndarray, confidence: float) -> Interval:
@@ -73,8 +89,16 @@ def _samples(
     (none for an empty group)."""
     if not rows:
         return {}, {}
-    counts = resample_counts(len(rows), n_bootstrap, seed, group)
-    return system.resampled(counts, rows), tm.resampled(counts, rows)
+    score_system, score_tm = system.resampler(rows), tm.resampler(rows)
+    parts = [
+        (score_system(counts), score_tm(counts))
+        for counts in resample_chunks(len(rows), n_bootstrap, seed, group)
+    ]
+
+    def joined(side: int) -> Samples:
+        return {m: np.concatenate([p[side][m] for p in parts]) for m in parts[0][side]}
+
+    return joined(0), joined(1)
 
 
 def band_intervals(

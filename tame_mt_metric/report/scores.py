@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -95,25 +95,41 @@ class SegmentStatistics:
             if not d.sentence_mean
         ]
 
-    def resampled(self, counts: np.ndarray, rows: Sequence[int]) -> dict[str, np.ndarray]:
-        """Scores of resamples of the given segments, one per row of ``counts``
-        (``counts[b, j]``: how often resample ``b`` draws segment ``rows[j]``).
-        Corpus metrics re-sum the statistics (integers, so exact) and sacrebleu
-        scores the sums; a sentence mean averages the drawn segments' scores."""
+    def resampler(self, rows: Sequence[int]) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+        """Scores of resamples of the given segments: the returned function takes
+        ``counts`` (``counts[b, j]``: how often resample ``b`` draws segment
+        ``rows[j]``) and gives each metric's score of every resample. Corpus
+        metrics re-sum the statistics (integers, so exact) and sacrebleu scores
+        the sums; a sentence mean averages the drawn segments' scores."""
         import numpy as np
 
-        out = {}
+        prepared = []
         for d in self._defs:
             metric = self._metrics[d.statistics]
             chosen = [self._stats[d.statistics][i] for i in rows]
             if d.sentence_mean:
                 sentence = [metric._compute_score_from_stats(s).score for s in chosen]
-                out[d.name] = counts @ np.array(sentence, dtype=np.float64) / len(rows)
+                column = np.array(sentence, dtype=np.float64) / len(rows)
+                prepared.append((d.name, metric, column, True))
             else:
-                sums = np.rint(counts @ np.array(chosen, dtype=np.float64)).astype(np.int64)
-                scores = [metric._compute_score_from_stats(s).score for s in sums.tolist()]
-                out[d.name] = np.array(scores, dtype=np.float64)
-        return out
+                prepared.append((d.name, metric, np.array(chosen, dtype=np.float64), False))
+
+        def score(counts: np.ndarray) -> dict[str, np.ndarray]:
+            out = {}
+            for name, metric, values, mean in prepared:
+                if mean:
+                    out[name] = counts @ values
+                    continue
+                sums = np.rint(counts @ values).astype(np.int64).tolist()
+                scores = [metric._compute_score_from_stats(s).score for s in sums]
+                out[name] = np.array(scores, dtype=np.float64)
+            return out
+
+        return score
+
+    def resampled(self, counts: np.ndarray, rows: Sequence[int]) -> dict[str, np.ndarray]:
+        """``resampler(rows)(counts)``."""
+        return self.resampler(rows)(counts)
 
     def score(self, rows: Sequence[int] | None = None) -> dict[str, float]:
         """Scores (0-100) of the given segments (all by default); nan for none."""
