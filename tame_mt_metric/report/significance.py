@@ -147,9 +147,10 @@ def _resamples(items: int, n: int, seed: int) -> np.ndarray:
 
 
 def _bootstrap_scores(metric: Any, stats: list[list[int]], idxs: np.ndarray) -> np.ndarray:
-    """Each resample's score, summed and scored as sacrebleu does (float32 sums)."""
+    """Each resample's score, summed and scored as sacrebleu does (float32 sums,
+    one resample at a time, so never all resamples' statistics at once)."""
     stats_np = np.array(stats, dtype="float32")
-    return np.array([metric._compute_score_from_stats(s.sum(0)).score for s in stats_np[idxs]])
+    return np.array([metric._compute_score_from_stats(stats_np[i].sum(0)).score for i in idxs])
 
 
 def _shift_test(
