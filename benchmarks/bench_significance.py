@@ -1,8 +1,12 @@
 """Intervals and paired tests on a 2k-item test set: the time to make every
-interval of a report (``report.intervals``: 1,000 resamples by default), and
-the false-positive rate of the paired tests where the true difference is zero.
+interval of a report (``report.intervals``: 1,000 resamples by default) and
+the exposure curve with its intervals (``report.curve``), as the JSON report
+makes them (the cyclic collector paused), and the false-positive rate of the
+paired tests where the true difference is zero.
 
     python benchmarks/bench_significance.py --folder DIR [--trials 200]
+
+``--trials 0`` times the intervals and the curve only.
 
 DIR holds ``test.src`` / ``test.ref`` and ``train.src`` / ``train.tgt``
 (``bench_scale.py prepare``); the report is made against the first
@@ -53,6 +57,8 @@ def main() -> None:
 
     from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
     from tame_mt_metric.cache.entries import CacheOptions
+    from tame_mt_metric.report.collector import collector_paused
+    from tame_mt_metric.report.curve import exposure_curve
     from tame_mt_metric.report.intervals import score_intervals
     from tame_mt_metric.report.scores import Scorers
     from tame_mt_metric.report.significance import paired_table
@@ -79,23 +85,36 @@ def main() -> None:
     bins = report.summary.item_bins
     print(f"{len(refs):,} test items, bins {report.summary.bins}")
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    times = []
+    sys_stats, tm_stats = report.system_statistics, report.tm_statistics
+    exposures = report.source_exposures
+    c = config
+    times: dict[str, list[float]] = {"intervals": [], "curve": []}
     for _ in range(args.repeat):
-        began = time.perf_counter()
-        intervals = score_intervals(
-            report.system_statistics,
-            report.tm_statistics,
-            bins,
-            config.confidence,
-            config.n_bootstrap,
-            config.seed,
-        )
-        times.append(time.perf_counter() - began)
-    runs = ", ".join(f"{t:.3f}" for t in times)
-    print(
-        f"\nintervals of every score ({len(intervals)}, {config.n_bootstrap} resamples): "
-        f"median {statistics.median(times):.3f} s ({runs})"
-    )
+        with collector_paused():
+            began = time.perf_counter()
+            intervals = score_intervals(
+                sys_stats, tm_stats, bins, c.confidence, c.n_bootstrap, c.seed
+            )
+            middle = time.perf_counter()
+            curve = exposure_curve(
+                exposures,
+                sys_stats,
+                tm_stats,
+                c.curve_bands,
+                c.curve_edges,
+                c.confidence,
+                c.n_bootstrap,
+                c.seed,
+            )
+            ended = time.perf_counter()
+        times["intervals"].append(middle - began)
+        times["curve"].append(ended - middle)
+    print(f"\n{len(intervals)} intervals, {len(curve)} curve bands, {c.n_bootstrap} resamples:")
+    for what, taken in times.items():
+        runs = ", ".join(f"{t:.3f}" for t in taken)
+        print(f"  {what}: median {statistics.median(taken):.3f} s ({runs})")
+    if args.trials == 0:
+        return
 
     scorers = Scorers.for_references(config, [[r] for r in refs])
     pool = []
