@@ -112,6 +112,7 @@ class TrainingIndex:
         strip_diacritics: bool = False,
         normalize_punctuation: bool = False,
         threads: int = 0,
+        full: bool = False,
     ) -> TrainingIndex: ...
 
 @final

@@ -15,7 +15,12 @@ import pyarrow as pa
 import pytest
 
 from tame_mt_metric import IndexFileError, InvalidOptionError, RetrievalConfig
-from tame_mt_metric.cache.corpus_file import CORPUS_FILE, corpus_of_index, texts_of_index
+from tame_mt_metric.cache.corpus_file import (
+    BLOCK_ROWS,
+    CORPUS_FILE,
+    corpus_of_index,
+    texts_of_index,
+)
 from tame_mt_metric.cli import main
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.lookup import SavedIndex
@@ -93,7 +98,7 @@ def test_bad_lookups_are_typed_errors(
 def two_blocks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A saved index of more rows than one fingerprint block holds."""
     root = tmp_path_factory.mktemp("blocks")
-    rows = 70_000
+    rows = 3 * BLOCK_ROWS
     (root / "train.src").write_text("".join(f"src {i:06d}\n" for i in range(rows)))
     (root / "train.tgt").write_text("".join(f"tgt {i:06d}\n" for i in range(rows)))
     argv = ["index", "build", "--train-src", str(root / "train.src")]
@@ -112,15 +117,34 @@ def _damaged_copy(folder: Path, tmp: Path, old: bytes, new: bytes) -> Path:
 
 
 def test_rows_are_proved_block_by_block(two_blocks: Path, tmp_path: Path) -> None:
-    sources, targets = texts_of_index(two_blocks, [5, 65_540])
-    assert sources == {5: "src 000005", 65_540: "src 065540"}
-    assert targets == {5: "tgt 000005", 65_540: "tgt 065540"}
-    damaged = _damaged_copy(two_blocks, tmp_path, b"tgt 065540", b"tgt 065541")
-    with pytest.raises(IndexFileError, match=r"rows 65536\.\. differ from their digest"):
-        texts_of_index(damaged, [65_540])
+    row = 2 * BLOCK_ROWS + 4
+    sources, targets = texts_of_index(two_blocks, [5, row])
+    assert sources == {5: "src 000005", row: f"src {row:06d}"}
+    assert targets == {5: "tgt 000005", row: f"tgt {row:06d}"}
+    damaged = _damaged_copy(two_blocks, tmp_path, f"tgt {row:06d}".encode(), b"tgt 99999x")
+    message = rf"rows {2 * BLOCK_ROWS}\.\. differ from their digest"
+    with pytest.raises(IndexFileError, match=message):
+        texts_of_index(damaged, [row])
     assert texts_of_index(damaged, [5])[1] == {5: "tgt 000005"}  # its block is intact
     with pytest.raises(IndexFileError, match="content differs from its fingerprint"):
         corpus_of_index(damaged)
+
+
+def test_the_text_of_another_corpus_is_refused(two_blocks: Path, tmp_path: Path) -> None:
+    """A corpus.arrow that proves itself but belongs to another corpus of the same size."""
+    other = tmp_path / "other"
+    other.mkdir()
+    rows = 3 * BLOCK_ROWS
+    (other / "train.src").write_text("".join(f"other {i}\n" for i in range(rows)))
+    (other / "train.tgt").write_text("".join(f"andere {i}\n" for i in range(rows)))
+    argv = ["index", "build", "--train-src", str(other / "train.src"), "--quiet"]
+    assert main([*argv, "--train-tgt", str(other / "train.tgt"), "--out", str(other / "i")]) == 0
+    copy = tmp_path / "index"
+    shutil.copytree(two_blocks, copy)
+    shutil.copyfile(other / "i" / CORPUS_FILE, copy / CORPUS_FILE)
+    for read in (lambda: texts_of_index(copy, [5]), lambda: corpus_of_index(copy)):
+        with pytest.raises(IndexFileError, match="the text of another corpus"):
+            read()
 
 
 def test_a_file_without_block_digests_is_checked_whole(two_blocks: Path, tmp_path: Path) -> None:
@@ -136,7 +160,8 @@ def test_a_file_without_block_digests_is_checked_whole(two_blocks: Path, tmp_pat
     ):
         writer.write_table(stripped)
     os.replace(tmp_path / "plain.arrow", copy / CORPUS_FILE)
-    assert texts_of_index(copy, [65_540])[0] == {65_540: "src 065540"}
+    row = 2 * BLOCK_ROWS + 4
+    assert texts_of_index(copy, [row])[0] == {row: f"src {row:06d}"}
     damaged = _damaged_copy(copy, tmp_path / "again", b"src 000005", b"src 000006")
     with pytest.raises(IndexFileError, match="content differs from its fingerprint"):
-        texts_of_index(damaged, [65_540])
+        texts_of_index(damaged, [row])

@@ -36,10 +36,12 @@ from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.scale.shards import SHARD_ALIGN, shard_ranges
 
-ROWS = 2 * SHARD_ALIGN + 8_464  # three shards, the last one short
+# Three shards of whole fingerprint blocks, the last one short.
+SHARD = 6 * SHARD_ALIGN
+ROWS = 2 * SHARD + 5_200
 ITEMS = 100
 NODES = 3
-SHARD_STARTS = [0, SHARD_ALIGN, 2 * SHARD_ALIGN]
+SHARD_STARTS = [0, SHARD, 2 * SHARD]
 # What the direct ray_audit calls keep per side: more than one neighbour, so that
 # the merge of top-k lists across shards is exercised too.
 TOP_K = 3
@@ -117,14 +119,14 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Data:
     # Items 0-9 are in the corpus word for word in the last shard, items 0-4
     # also in the second one (the lower row wins the tie); items 10-14 nearly.
     for j in range(10):
-        sources[2 * SHARD_ALIGN + 2_000 + 37 * j] = test_sources[j]
-        targets[2 * SHARD_ALIGN + 2_000 + 37 * j] = refs[j]
+        sources[2 * SHARD + 2_000 + 37 * j] = test_sources[j]
+        targets[2 * SHARD + 2_000 + 37 * j] = refs[j]
     for j in range(5):
-        sources[SHARD_ALIGN + 1_000 + 41 * j] = test_sources[j]
-        targets[SHARD_ALIGN + 1_000 + 41 * j] = refs[j]
+        sources[SHARD + 1_000 + 41 * j] = test_sources[j]
+        targets[SHARD + 1_000 + 41 * j] = refs[j]
     for j in range(10, 15):
-        sources[2 * SHARD_ALIGN + 5_000 + j] = test_sources[j].rsplit(" ", 1)[0]
-        targets[2 * SHARD_ALIGN + 5_000 + j] = refs[j][:-1]
+        sources[2 * SHARD + 5_000 + j] = test_sources[j].rsplit(" ", 1)[0]
+        targets[2 * SHARD + 5_000 + j] = refs[j][:-1]
     references = [[r, r.rsplit(" ", 1)[0]] for r in refs]
     predictions = [r.rsplit(" ", 2)[0] for r in refs]
 
@@ -334,8 +336,8 @@ def test_the_planted_pairs_are_found_in_the_later_shards(one_machine: dict[str, 
     """The test data is what it claims: the best rows lie in more than one shard."""
     items = one_machine["exposures"]
     assert all(e["pair_exact"] for e in items[:10])
-    assert [e["pair"]["row"] // SHARD_ALIGN for e in items[:10]] == [1] * 5 + [2] * 5
-    shards = {n["row"] // SHARD_ALIGN for e in items for n in (*e["source"], *e["target"])}
+    assert [e["pair"]["row"] // SHARD for e in items[:10]] == [1] * 5 + [2] * 5
+    shards = {n["row"] // SHARD for e in items for n in (*e["source"], *e["target"])}
     assert shards == {0, 1, 2}
 
 

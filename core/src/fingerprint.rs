@@ -13,7 +13,7 @@ use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 use crate::error::{Error, Result};
 
 /// Pairs per block; shards of a corpus must start on a multiple of it.
-pub const BLOCK_ROWS: u64 = 1 << 16;
+pub const BLOCK_ROWS: u64 = 1 << 10;
 
 #[derive(Clone, Default)]
 pub struct Fingerprint {

@@ -565,16 +565,20 @@ impl PyTrainingIndex {
         self.inner.nbytes()
     }
 
-    /// `(name, element width, bytes, XXH3-64 checksum)` of every array, in file order.
-    fn array_info(&self, py: Python<'_>) -> Vec<(String, usize, usize, u64)> {
+    /// `(name, element width, bytes, XXH3-64 checksum)` of every array, in file
+    /// order: what an index file records and a reader trusts, so given only
+    /// once every posting list passes the full check.
+    fn array_info(&self, py: Python<'_>) -> PyResult<Vec<(String, usize, usize, u64)>> {
         let inner = &self.inner;
         py.detach(|| {
-            inner
+            inner.check_lists()?;
+            Ok(inner
                 .arrays()
                 .into_iter()
                 .map(|(name, width, bytes)| (name, width, bytes.len(), checksum(bytes)))
-                .collect()
+                .collect())
         })
+        .map_err(to_py)
     }
 
     /// `(address, bytes)` of one array, for a zero-copy view that keeps this index
@@ -589,9 +593,10 @@ impl PyTrainingIndex {
     }
 
     /// An index over buffers (e.g. of a memory-mapped file), used without
-    /// copying once every checksum and structural invariant holds.
+    /// copying once every checksum and the structure searches read by hold;
+    /// `full` also decodes every posting list.
     #[staticmethod]
-    #[pyo3(signature = (arrays, rows, orders, lowercase=false, strip_diacritics=false, normalize_punctuation=false, threads=0))]
+    #[pyo3(signature = (arrays, rows, orders, lowercase=false, strip_diacritics=false, normalize_punctuation=false, threads=0, full=false))]
     #[allow(clippy::too_many_arguments)]
     fn from_arrays(
         py: Python<'_>,
@@ -602,6 +607,7 @@ impl PyTrainingIndex {
         strip_diacritics: bool,
         normalize_punctuation: bool,
         threads: usize,
+        full: bool,
     ) -> PyResult<Self> {
         let cfg = config(orders, lowercase, strip_diacritics, normalize_punctuation)?;
         let mut raw = HashMap::new();
@@ -626,7 +632,7 @@ impl PyTrainingIndex {
             );
         }
         let inner = py
-            .detach(|| TrainingIndex::from_arrays(cfg, rows, raw, threads))
+            .detach(|| TrainingIndex::from_arrays(cfg, rows, raw, threads, full))
             .map_err(to_py)?;
         Ok(PyTrainingIndex { inner })
     }

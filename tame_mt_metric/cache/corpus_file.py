@@ -23,7 +23,7 @@ __all__ = ["CORPUS_FILE", "corpus_of_index", "texts_of_index", "write_corpus"]
 CORPUS_FILE = "corpus.arrow"
 # The fingerprint's blocks (core/src/fingerprint.rs): each one's digest is kept,
 # so that a few rows can be proved without reading the rest.
-BLOCK_ROWS = 1 << 16
+BLOCK_ROWS: int = _core.FINGERPRINT_BLOCK_ROWS
 
 
 def write_corpus(folder: Path, corpus: TrainingCorpus) -> None:
@@ -72,9 +72,12 @@ def _open(folder: Path) -> tuple[pa.Table, dict[bytes, bytes]]:
         table.validate()
     except (OSError, pa.ArrowException) as exc:
         raise IndexFileError(f"{path}: not a readable corpus file ({exc})") from exc
-    if read_manifest(folder).get("train_rows") != table.num_rows:
+    manifest, meta = read_manifest(folder), table.schema.metadata or {}
+    if manifest.get("train_rows") != table.num_rows:
         raise IndexFileError(f"{path}: {table.num_rows} pairs, the index has another count")
-    return table, table.schema.metadata or {}
+    if manifest.get("train_fingerprint") != meta.get(b"train_fingerprint", b"").decode():
+        raise IndexFileError(f"{path}: the text of another corpus than the index's")
+    return table, meta
 
 
 def _corpus(table: pa.Table, path: Path) -> TrainingCorpus:

@@ -1,8 +1,10 @@
 """A training index as files: one Arrow IPC file per flat array of the core's
 index plus a manifest, written to a temporary folder and renamed into place,
 read back through a memory map and handed to the core without copying. The
-core trusts the arrays only after every checksum and structural invariant
-holds; anything else is an ``IndexFileError``."""
+core writes checksums only for an index whose posting lists pass its full
+check, and trusts arrays read back once every checksum holds (the bytes are
+those written) and the structure its searches read by holds; ``full=True``
+decodes every list again. Anything else is an ``IndexFileError``."""
 
 from __future__ import annotations
 
@@ -145,9 +147,10 @@ def retrieval_of(folder: Path) -> RetrievalConfig:
         raise IndexFileError(f"{folder / MANIFEST}: malformed settings ({exc!r})") from exc
 
 
-def read_index(folder: Path, config: RetrievalConfig) -> TrainingIndex:
+def read_index(folder: Path, config: RetrievalConfig, full: bool = False) -> TrainingIndex:
     """Open a saved index (memory-mapped, zero-copy) for retrieval with ``config``,
-    whose normalisation and n-gram orders must be those the index was built with."""
+    whose normalisation and n-gram orders must be those the index was built with;
+    ``full`` checks every posting list too (O(postings), as ``index verify``)."""
     manifest = read_manifest(folder)
     if manifest.get("settings") != index_settings(config):
         raise IndexFileError(
@@ -165,6 +168,7 @@ def read_index(folder: Path, config: RetrievalConfig) -> TrainingIndex:
         rows,
         list(config.ngram_orders),
         threads=config.resolved_threads(),
+        full=full,
         **config.normalization_flags(),
     )
     return TrainingIndex(core, config)

@@ -30,8 +30,8 @@ from tame_mt_metric.retrieval.exposure import TrainingIndex
 __all__ = ["index_of", "register"]
 
 
-def index_of(folder: Path, threads: int | None = None) -> TrainingIndex:
-    return read_index(folder, replace(retrieval_of(folder), threads=threads))
+def index_of(folder: Path, threads: int | None = None, full: bool = False) -> TrainingIndex:
+    return read_index(folder, replace(retrieval_of(folder), threads=threads), full)
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -53,7 +53,11 @@ def _build(args: argparse.Namespace) -> int:
             write_index(
                 index,
                 folder,
-                {"train_key": corpus.fingerprint, "train_rows": corpus.num_rows},
+                {
+                    "train_key": corpus.fingerprint,
+                    "train_fingerprint": corpus.fingerprint,
+                    "train_rows": corpus.num_rows,
+                },
             )
         write_corpus(folder, corpus)
     if not args.quiet:
@@ -78,7 +82,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    index_of(args.folder)  # every checksum and invariant, or IndexFileError
+    index_of(args.folder, full=True)  # every checksum and invariant, or IndexFileError
     if (args.folder / CORPUS_FILE).is_file():
         corpus_of_index(args.folder)
     if not args.quiet:

@@ -1,7 +1,9 @@
 //! A training index as named flat arrays (what an index file stores), and the
 //! checks that make arrays read back from disk trustworthy before any search:
-//! a checksum per array, and every structural invariant the search relies on.
-//! An array that fails is reported by name; nothing is searched.
+//! a checksum per array (the bytes are those written), the structure every
+//! read of the search relies on (on every open), and the posting lists decoded
+//! whole (before writing, and on a full verification). An array that fails is
+//! reported by name; nothing is searched.
 
 use std::collections::HashMap;
 
@@ -18,7 +20,7 @@ use super::storage::{Array, Keeper, Plain};
 use super::training_index::{Side, TrainingIndex};
 
 /// Bumped whenever the arrays or their meaning change.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 const SIDES: [&str; 2] = ["source", "target"];
 
@@ -160,7 +162,10 @@ fn non_decreasing<T: PartialOrd + Sync>(values: &[T]) -> bool {
     values.par_windows(2).all(|w| w[0] <= w[1])
 }
 
-/// Every invariant the search relies on; O(size of the index), in parallel.
+/// The invariants that keep every read of the search in bounds and every map
+/// between rows and texts exact: lengths, block layout, the sorted vocabulary
+/// and sizes, the rows of each text, the hash tables. O(rows + vocabulary +
+/// blocks), in parallel; checked on every open.
 fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
     let p = &s.postings;
     let v = s.vocab.len();
@@ -189,52 +194,7 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
     if let Err(message) = p.lists.check_layout() {
         return Err(corrupt(&format!("{name}.packed"), message));
     }
-    // Each thread decodes the lists of an equal share of the postings and
-    // counts the postings of every text; the counts are then summed.
-    let parts = rayon::current_num_threads().max(1);
-    let total = p.lists.len();
-    let cut = |k: usize| match k {
-        k if k == parts => v,
-        k => p.lists.offsets[..v].partition_point(|&o| o < total * k as u64 / parts as u64),
-    };
-    let counted: Vec<Option<Vec<u32>>> = (0..parts)
-        .into_par_iter()
-        .map(|k| {
-            let mut counts = vec![0u32; texts];
-            for g in cut(k)..cut(k + 1) {
-                let mut previous: Option<u32> = None;
-                let mut seen = 0;
-                let mut ok = true;
-                p.list(g as u32).for_each_below(u32::MAX, |t| {
-                    ok &= previous.is_none_or(|q| q < t) && (t as usize) < texts;
-                    previous = Some(t);
-                    seen += 1;
-                    if ok {
-                        counts[t as usize] += 1;
-                    }
-                });
-                if !ok || seen != p.df(g as u32) {
-                    return None;
-                }
-            }
-            Some(counts)
-        })
-        .collect();
-    let lists_ok = counted.iter().all(Option::is_some);
-    ensure(
-        lists_ok,
-        name,
-        "packed",
-        "a list is unsorted or names a text out of range",
-    )?;
     ensure(non_decreasing(&p.sizes), name, "sizes", "not sorted")?;
-    let counts: Vec<&Vec<u32>> = counted.iter().flatten().collect();
-    let sizes_ok = p
-        .sizes
-        .par_iter()
-        .enumerate()
-        .all(|(t, &s)| counts.iter().map(|c| c[t] as u64).sum::<u64>() == s as u64);
-    ensure(sizes_ok, name, "sizes", "differ from the postings per text")?;
     // Every text has rows, in increasing order, each naming the text back:
     // then the groups are disjoint, and `rows` entries in all make them a
     // partition of the rows.
@@ -280,6 +240,62 @@ fn check_side(name: &str, s: &Side, rows: usize) -> Result<()> {
     Ok(())
 }
 
+/// The invariants of the posting lists themselves, O(postings): every list
+/// sorted, naming texts in range, as long as its offsets say, and each text in
+/// as many lists as its set size. Run before an index is written and by a full
+/// verification; the checksums then prove that the lists read back are those.
+fn check_lists(name: &str, s: &Side) -> Result<()> {
+    let p = &s.postings;
+    let v = s.vocab.len();
+    let texts = p.sizes.len();
+    // Each thread decodes the lists of an equal share of the postings and
+    // counts the postings of every text; the counts are then summed.
+    let parts = rayon::current_num_threads().max(1);
+    let total = p.lists.len();
+    let cut = |k: usize| match k {
+        k if k == parts => v,
+        k => p.lists.offsets[..v].partition_point(|&o| o < total * k as u64 / parts as u64),
+    };
+    let counted: Vec<Option<Vec<u32>>> = (0..parts)
+        .into_par_iter()
+        .map(|k| {
+            let mut counts = vec![0u32; texts];
+            for g in cut(k)..cut(k + 1) {
+                let mut previous: Option<u32> = None;
+                let mut seen = 0;
+                let mut ok = true;
+                p.list(g as u32).for_each_below(u32::MAX, |t| {
+                    ok &= previous.is_none_or(|q| q < t) && (t as usize) < texts;
+                    previous = Some(t);
+                    seen += 1;
+                    if ok {
+                        counts[t as usize] += 1;
+                    }
+                });
+                if !ok || seen != p.df(g as u32) {
+                    return None;
+                }
+            }
+            Some(counts)
+        })
+        .collect();
+    let lists_ok = counted.iter().all(Option::is_some);
+    ensure(
+        lists_ok,
+        name,
+        "packed",
+        "a list is unsorted or names a text out of range",
+    )?;
+    let counts: Vec<&Vec<u32>> = counted.iter().flatten().collect();
+    let sizes_ok = p
+        .sizes
+        .par_iter()
+        .enumerate()
+        .all(|(t, &s)| counts.iter().map(|c| c[t] as u64).sum::<u64>() == s as u64);
+    ensure(sizes_ok, name, "sizes", "differ from the postings per text")?;
+    Ok(())
+}
+
 impl TrainingIndex {
     /// Every array as `(name, element width, bytes)`, in file order.
     pub fn arrays(&self) -> Vec<(String, usize, &[u8])> {
@@ -292,13 +308,24 @@ impl TrainingIndex {
         out
     }
 
+    /// The invariants of the posting lists of both sides ([`check_lists`]).
+    pub fn check_lists(&self) -> Result<()> {
+        self.pool.install(|| {
+            check_lists("source", &self.source)?;
+            check_lists("target", &self.target)
+        })
+    }
+
     /// An index over borrowed arrays (every name of [`TrainingIndex::arrays`]),
-    /// trusted only once every checksum and invariant holds.
+    /// trusted once every checksum holds (the bytes are those written, whose
+    /// lists were checked before writing) and the structure they are read by
+    /// holds ([`check_side`]); `full` also decodes every list ([`check_lists`]).
     pub fn from_arrays(
         config: GramConfig,
         rows: usize,
         arrays: HashMap<String, RawArray>,
         threads: usize,
+        full: bool,
     ) -> Result<TrainingIndex> {
         let pool = pool(threads)?;
         // Every checksum first, the arrays hashed side by side (the first
@@ -323,15 +350,19 @@ impl TrainingIndex {
             check_side("source", &source, rows)?;
             check_side("target", &target, rows)
         })?;
-        for side in [&source, &target] {
-            side.release_resident();
-        }
-        Ok(TrainingIndex {
+        let index = TrainingIndex {
             config,
             source,
             target,
             pool,
-        })
+        };
+        if full {
+            index.check_lists()?;
+        }
+        for side in [&index.source, &index.target] {
+            side.release_resident();
+        }
+        Ok(index)
     }
 }
 
@@ -370,7 +401,7 @@ mod tests {
             .collect()
     }
 
-    fn reload(parts: Vec<(String, Vec<u128>, usize, u64)>) -> Result<TrainingIndex> {
+    fn reload(parts: Vec<(String, Vec<u128>, usize, u64)>, full: bool) -> Result<TrainingIndex> {
         let arrays = parts
             .into_iter()
             .map(|(name, store, len, checksum)| {
@@ -384,7 +415,7 @@ mod tests {
                 (name, raw)
             })
             .collect();
-        TrainingIndex::from_arrays(config(), 4, arrays, 1)
+        TrainingIndex::from_arrays(config(), 4, arrays, 1, full)
     }
 
     fn exposures(index: &TrainingIndex) -> String {
@@ -402,7 +433,7 @@ mod tests {
     #[test]
     fn reloaded_arrays_answer_the_same() {
         let index = built();
-        let again = reload(copies(&index)).unwrap();
+        let again = reload(copies(&index), false).unwrap();
         assert!(again.source.postings.lists.packed.is_borrowed());
         assert_eq!(exposures(&index), exposures(&again));
         assert_eq!(index.nbytes(), again.nbytes());
@@ -413,21 +444,23 @@ mod tests {
         let mut parts = copies(&built());
         let packed = parts.iter_mut().find(|p| p.0 == "target.packed").unwrap();
         packed.1[0] ^= 1;
-        let err = reload(parts).unwrap_err();
+        let err = reload(parts, false).unwrap_err();
         assert_eq!(
             err.to_string(),
             "index array target.packed: checksum mismatch"
         );
     }
 
-    fn tampered(name: &str, change: impl Fn(&mut [u8])) -> String {
+    /// The error of opening the index with one array changed and its checksum
+    /// made to match, so that only the invariants can tell; `full` or not.
+    fn tampered(name: &str, full: bool, change: impl Fn(&mut [u8])) -> Result<TrainingIndex> {
         let mut parts = copies(&built());
         let part = parts.iter_mut().find(|p| p.0 == name).unwrap();
         let len = part.2;
         let bytes = unsafe { std::slice::from_raw_parts_mut(part.1.as_mut_ptr() as *mut u8, len) };
         change(bytes);
-        part.3 = checksum(bytes); // a consistent checksum: only the invariants can tell
-        reload(parts).unwrap_err().to_string()
+        part.3 = checksum(bytes);
+        reload(parts, full)
     }
 
     #[test]
@@ -437,44 +470,83 @@ mod tests {
             b[0..4].copy_from_slice(&y);
             b[4..8].copy_from_slice(&x);
         };
-        assert!(
-            tampered("source.vocab", |b| b[0..16].copy_from_slice(&[0xff; 16])).contains("vocab")
-        );
-        assert!(tampered("source.block_first", |b| b[0..4]
-            .copy_from_slice(&[0xff; 4]))
-        .contains("source.packed: a list is unsorted"));
-        assert!(tampered("target.block_start", |b| b[8..16]
-            .copy_from_slice(&[0xff; 8]))
-        .contains("target.packed: a block's bytes"));
-        assert!(tampered("target.text_rows", swap_first_two_u32).contains("text_rows"));
-        assert!(tampered("source.internal_of", swap_first_two_u32).contains("text_rows"));
-        assert!(
-            tampered("source.text_start", |b| b[4..8].copy_from_slice(&[0; 4]))
-                .contains("text_start")
-        );
-        assert!(
-            tampered("source.offsets", |b| b[8..16].copy_from_slice(&[0xff; 8]))
-                .contains("offsets")
-        );
         let duplicate_first_row = |b: &mut [u8]| {
             let second = b[4..8].to_vec();
             b[0..4].copy_from_slice(&second);
         };
-        assert!(tampered("target.hash_texts", duplicate_first_row).contains("target.hash_texts"));
+        type Change = Box<dyn Fn(&mut [u8])>;
+        let on_every_open: [(&str, Change, &str); 7] = [
+            (
+                "source.vocab",
+                Box::new(|b| b[0..16].copy_from_slice(&[0xff; 16])),
+                "vocab",
+            ),
+            (
+                "target.block_start",
+                Box::new(|b| b[8..16].copy_from_slice(&[0xff; 8])),
+                "target.packed: a block's bytes",
+            ),
+            (
+                "target.text_rows",
+                Box::new(swap_first_two_u32),
+                "text_rows",
+            ),
+            (
+                "source.internal_of",
+                Box::new(swap_first_two_u32),
+                "text_rows",
+            ),
+            (
+                "source.text_start",
+                Box::new(|b| b[4..8].copy_from_slice(&[0; 4])),
+                "text_start",
+            ),
+            (
+                "source.offsets",
+                Box::new(|b| b[8..16].copy_from_slice(&[0xff; 8])),
+                "offsets",
+            ),
+            (
+                "target.hash_texts",
+                Box::new(duplicate_first_row),
+                "target.hash_texts",
+            ),
+        ];
+        for (name, change, message) in on_every_open {
+            for full in [false, true] {
+                let err = tampered(name, full, &change).unwrap_err().to_string();
+                assert!(err.contains(message), "{name} (full {full}): {err}");
+            }
+        }
+    }
+
+    #[test]
+    fn broken_lists_are_found_by_the_full_check_and_searched_without_panic() {
+        let unsorted = |b: &mut [u8]| b[0..4].copy_from_slice(&[0xff; 4]);
+        let err = tampered("source.block_first", true, unsorted).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("source.packed: a list is unsorted"));
+        // Opened without the full check, such a file (its checksums forged) is
+        // searched in bounds: wrong lists give wrong neighbours, never a panic.
+        let index = tampered("source.block_first", false, unsorted).unwrap();
+        exposures(&index);
+        assert!(index.check_lists().is_err());
+        assert!(built().check_lists().is_ok());
     }
 
     #[test]
     fn missing_and_unknown_arrays_are_refused() {
         let mut parts = copies(&built());
         parts.retain(|p| p.0 != "source.sizes");
-        assert!(reload(parts)
+        assert!(reload(parts, false)
             .unwrap_err()
             .to_string()
             .contains("source.sizes: missing"));
         let mut parts = copies(&built());
         let extra = parts[0].clone();
         parts.push(("source.extra".into(), extra.1, extra.2, extra.3));
-        assert!(reload(parts)
+        assert!(reload(parts, false)
             .unwrap_err()
             .to_string()
             .contains("source.extra"));
@@ -487,7 +559,7 @@ mod tests {
         vocab.2 -= 3;
         let bytes = unsafe { std::slice::from_raw_parts(vocab.1.as_ptr() as *const u8, vocab.2) };
         vocab.3 = checksum(bytes);
-        assert!(reload(parts)
+        assert!(reload(parts, false)
             .unwrap_err()
             .to_string()
             .contains("whole number"));

@@ -126,13 +126,38 @@ impl<T: Plain> Array<T> {
         self.as_bytes().len()
     }
 
-    /// Hint that borrowed pages (of a memory-mapped file) may leave resident
-    /// memory: they are read back when next touched. Owned arrays are untouched.
+    /// Let borrowed pages of a read-only file mapping leave this process's
+    /// resident memory: they stay in the page cache and are mapped again when
+    /// next touched. Owned arrays, and borrowed memory of any other kind, are
+    /// left alone.
     pub fn release_resident(&self) {
         if let Inner::Borrowed { ptr, len, .. } = &self.inner {
             release_pages(ptr.as_ptr() as *const u8, len * std::mem::size_of::<T>());
         }
     }
+}
+
+/// Whether `[first, end)` lies inside one mapping of a file that this process
+/// cannot write, by `/proc/self/maps` (`start-end perms offset dev inode path`).
+#[cfg(target_os = "linux")]
+fn in_read_only_file_mapping(maps: &str, first: usize, end: usize) -> bool {
+    maps.lines().any(|line| {
+        let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+        let [range, perms, _, _, inode, path, ..] = fields[..] else {
+            return false;
+        };
+        let bounds = range.split_once('-').and_then(|(lo, hi)| {
+            Some((
+                usize::from_str_radix(lo, 16).ok()?,
+                usize::from_str_radix(hi, 16).ok()?,
+            ))
+        });
+        matches!(bounds, Some((lo, hi)) if lo <= first && end <= hi)
+            && perms.starts_with('r')
+            && !perms.contains('w')
+            && inode != "0"
+            && path.starts_with('/')
+    })
 }
 
 #[cfg(target_os = "linux")]
@@ -141,12 +166,19 @@ fn release_pages(start: *const u8, len: usize) {
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
     let first = start as usize / page * page;
     let end = (start as usize + len).div_ceil(page) * page;
-    // SAFETY: MADV_PAGEOUT only reclaims pages and always preserves their content
-    // (clean file pages are read again, anonymous ones come back from swap or stay),
-    // so it is safe on any mapped range, including the partial pages at both ends.
-    // It is advice: an older kernel refusing it (EINVAL) changes nothing.
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return;
+    };
+    if first == end || !in_read_only_file_mapping(&maps, first, end) {
+        return;
+    }
+    // SAFETY: on a mapping of a file that this process cannot write, no page
+    // holds anything but the file's content, so MADV_DONTNEED only drops this
+    // process's page-table entries: a page touched again is mapped again from
+    // the page cache (which the advice leaves warm) or the file. Heap memory
+    // (where DONTNEED would hand back zeroed pages) never gets here.
     unsafe {
-        libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_PAGEOUT);
+        libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_DONTNEED);
     }
 }
 
@@ -224,7 +256,7 @@ mod tests {
 
     #[test]
     fn releasing_pages_keeps_their_content() {
-        // Heap memory, not a file: the advice must not lose a byte here either.
+        // Heap memory, not a file: nothing may be released here.
         let values: Vec<u64> = (0..100_000).map(|i| i * 7 + 3).collect();
         let keep: Arc<Vec<u64>> = Arc::new(values.clone());
         let ptr = keep.as_ptr() as *const u8;
@@ -232,6 +264,55 @@ mod tests {
         view.release_resident();
         assert_eq!(&*view, &values[..1000]);
         assert_eq!(&**keep, &values);
+    }
+
+    /// A read-only mapping of a file with `values`, unmapped when dropped.
+    #[cfg(target_os = "linux")]
+    struct Mapped(*mut libc::c_void, usize);
+    #[cfg(target_os = "linux")]
+    unsafe impl Send for Mapped {}
+    #[cfg(target_os = "linux")]
+    unsafe impl Sync for Mapped {}
+    #[cfg(target_os = "linux")]
+    impl Drop for Mapped {
+        fn drop(&mut self) {
+            unsafe { libc::munmap(self.0, self.1) };
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn released_file_pages_are_mapped_again_with_their_content() {
+        use std::os::fd::AsRawFd;
+        let values: Vec<u64> = (0..200_000).map(|i| i * 11 + 5).collect();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let path = std::env::temp_dir().join(format!("tame-mt-release-{}", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes.len(),
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(ptr, libc::MAP_FAILED);
+        std::fs::remove_file(&path).unwrap();
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let (first, end) = (ptr as usize, ptr as usize + bytes.len());
+        assert!(in_read_only_file_mapping(&maps, first, end));
+        assert!(!in_read_only_file_mapping(&maps, first, end + (1 << 30)));
+        let heap = values.as_ptr() as usize;
+        assert!(!in_read_only_file_mapping(&maps, heap, heap + 8));
+        let keep: Keeper = Arc::new(Mapped(ptr, bytes.len()));
+        let view =
+            unsafe { Array::<u64>::borrowed("x", ptr as *const u8, bytes.len(), keep) }.unwrap();
+        assert_eq!(&*view, &values[..]);
+        view.release_resident();
+        assert_eq!(&*view, &values[..]);
     }
 
     #[test]
