@@ -124,3 +124,40 @@ fn shards_merge_to_the_single_pass_answer() {
         assert_eq!(a.target[0].hit.row, b.target[0].hit.row);
     }
 }
+
+/// Text of `len` characters drawn from 3,000 CJK ideographs: about as many
+/// distinct 2- and 3-grams as characters each.
+fn long_text(seed: u64, len: usize) -> String {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            char::from_u32(0x4E00 + ((x >> 33) % 3000) as u32).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn queries_and_rows_of_more_than_65535_grams_are_counted_exactly() {
+    let base = long_text(1, 40_000);
+    let variant: String = base
+        .chars()
+        .enumerate()
+        .map(|(i, c)| if i % 50 == 0 { 'a' } else { c })
+        .collect();
+    let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
+    assert!(cfg.grams(&variant).len() > u16::MAX as usize);
+    let train = vec![
+        (base.clone(), "x".to_string()),
+        (variant.chars().take(30_000).collect(), "y".to_string()),
+        (long_text(2, 40_000), "z".to_string()),
+        ("short".to_string(), base.chars().take(100).collect()),
+    ];
+    let test = vec![
+        (variant.clone(), "x".to_string()),
+        ("short text".to_string(), base.chars().take(90).collect()),
+    ];
+    check(&train, &test, 2, 3);
+}

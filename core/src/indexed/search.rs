@@ -21,11 +21,33 @@ pub enum Limit {
     All,
 }
 
-/// Per-thread working memory, reused across searches.
+/// Per-thread working memory, reused across searches: each text's count of
+/// shared grams, in 16 bits for a query of at most 65,535 grams (half the
+/// cache lines of 32), and the texts counted.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    counts: Vec<u32>,
+    counts16: Vec<u16>,
+    counts32: Vec<u32>,
     touched: Vec<u32>,
+}
+
+/// A count of shared grams, never above the query's gram count.
+trait Count: Copy + Default + Into<u32> {
+    fn increment(self) -> Self;
+}
+
+impl Count for u16 {
+    #[inline]
+    fn increment(self) -> Self {
+        self + 1
+    }
+}
+
+impl Count for u32 {
+    #[inline]
+    fn increment(self) -> Self {
+        self + 1
+    }
 }
 
 /// The `k` rows with the highest lower bounds seen so far.
@@ -228,13 +250,34 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
     if q.size == 0 {
         return search_empty(p, q, limit, bar0);
     }
+    let Scratch {
+        counts16,
+        counts32,
+        touched,
+    } = scratch;
+    if q.grams.len() <= u16::MAX as usize {
+        counted(p, q, limit, bar0, counts16, touched)
+    } else {
+        counted(p, q, limit, bar0, counts32, touched)
+    }
+}
+
+/// [`search`] with counts of type `C`, which must hold the query's gram count.
+fn counted<C: Count>(
+    p: &Postings,
+    q: &Query,
+    limit: Limit,
+    bar0: Bar,
+    counts: &mut Vec<C>,
+    touched: &mut Vec<u32>,
+) -> Vec<Hit> {
     let n = q.size;
     let lists = lists_rarest_first(p, q);
     let m = lists.len();
-    if scratch.counts.len() < p.texts() {
-        scratch.counts.resize(p.texts(), 0);
+    if counts.len() < p.texts() {
+        counts.resize(p.texts(), C::default());
     }
-    let Scratch { counts, touched } = scratch;
+    let count = |counts: &[C], r: u32| -> u32 { counts[r as usize].into() };
     let mut leaders = Leaders::new(match limit {
         Limit::Top(k) => k,
         Limit::All => 0,
@@ -253,8 +296,9 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
         let mut list = p.list(lists[i].1);
         if list.seek(lo as u32).is_some() {
             list.for_each_below(hi as u32, |r| {
-                let c = counts[r as usize] + 1;
+                let c = counts[r as usize].increment();
                 counts[r as usize] = c;
+                let c: u32 = c.into();
                 if c == 1 {
                     touched.push(r);
                 }
@@ -279,7 +323,7 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
         .copied()
         .filter(|&r| {
             (lo..hi).contains(&(r as usize))
-                && bar.admits(Score::bound(counts[r as usize] + remaining, n, p.size(r)))
+                && bar.admits(Score::bound(count(counts, r) + remaining, n, p.size(r)))
         })
         .collect();
     candidates.sort_unstable();
@@ -293,10 +337,10 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
         for j in 0..candidates.len() {
             let r = candidates[j];
             if list.seek(r) == Some(r) {
-                counts[r as usize] += 1;
-                leaders.offer(Score::jaccard(counts[r as usize], n, p.size(r)), r);
+                counts[r as usize] = counts[r as usize].increment();
+                leaders.offer(Score::jaccard(count(counts, r), n, p.size(r)), r);
             }
-            if bar.admits(Score::bound(counts[r as usize] + remaining, n, p.size(r))) {
+            if bar.admits(Score::bound(count(counts, r) + remaining, n, p.size(r))) {
                 candidates[kept] = r;
                 kept += 1;
             }
@@ -315,7 +359,7 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
     };
     let hits: Vec<Hit> = candidates
         .iter()
-        .map(|&r| (r, Score::jaccard(counts[r as usize], n, p.size(r))))
+        .map(|&r| (r, Score::jaccard(count(counts, r), n, p.size(r))))
         .filter(|&(_, score)| bar.admits(score))
         .flat_map(|(r, score)| {
             p.rows_of(r)
@@ -324,7 +368,7 @@ pub fn search(p: &Postings, q: &Query, limit: Limit, bar0: Bar, scratch: &mut Sc
         })
         .collect();
     for &r in touched.iter() {
-        counts[r as usize] = 0;
+        counts[r as usize] = C::default();
     }
     touched.clear();
 
