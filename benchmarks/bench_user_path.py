@@ -14,6 +14,8 @@ outside (wall, CPU of the child, peak RSS), alternating (A B A B) with tame-mt
 - ``audit-index``: ``tame-mt-metric audit --index`` of the saved index with a test
   set it has not seen (a fresh cache);
 - ``lookup``: ``tame-mt-metric lookup --index`` of 10 test sentences;
+- ``verify``: ``tame-mt-metric index verify`` of the saved index (every checksum
+  and every posting list decoded, what an open skips);
 - ``floor``: read the training files and extract every line's gram set
   (``count_grams``), the least work an exact audit does;
 - ``tame-fast`` / ``tame-exact``: ``tame-mt score`` in ``native_fast``
@@ -46,7 +48,7 @@ from typing import Any
 from bench_retrieval import DEFAULT_TAME, measure
 
 OURS = ("floor", "compute", "warm", "score-cached", "sacrebleu", "score", "audit")
-OURS_INDEX = ("index-build", "audit-index", "lookup")
+OURS_INDEX = ("index-build", "audit-index", "lookup", "verify")
 THEIRS = ("tame-fast", "tame-exact", "tame-index-build", "tame-audit-index")
 TAME = str(DEFAULT_TAME)
 
@@ -103,6 +105,8 @@ def _command(mode: str, folder: Path, work: Path, python: str) -> list[str]:
     if mode == "lookup":
         sentences = (folder / "ten.txt").read_text(encoding="utf-8").splitlines()
         return [*ours, "lookup", "--index", str(folder / "ours-index"), *sentences]
+    if mode == "verify":
+        return [*ours, "index", "verify", str(folder / "ours-index"), "--quiet"]
     hyp = ["--hyp", str(folder / "test.ref"), "--json-out", str(work / "report.json"), "--quiet"]
     if mode == "tame-fast":
         fast = ["--index-mode", "native_fast", "--retrieval", "approx", "--allow-approximate"]

@@ -567,3 +567,33 @@ def test_correlate_segments_equals_sacrebleu_sentence_scores_correlated(
     assert f"{plain}:60: the human score is not a number" in done.stderr
     done = cli("correlate", "--segments", "--hyp", files["hyp_b"], check=2)
     assert "--ref, --hyp and --scores are required" in done.stderr
+
+
+def test_each_command_is_registered_by_the_module_named_for_it() -> None:
+    import argparse
+    import importlib
+
+    from tame_mt_metric.cli import COMMANDS, build_parser
+
+    for module, names in COMMANDS.items():
+        sub = argparse.ArgumentParser().add_subparsers()
+        common = argparse.ArgumentParser(add_help=False)
+        importlib.import_module(f"tame_mt_metric.cli.{module}").register(sub, common)
+        assert tuple(sub.choices) == names
+    every = [n for names in COMMANDS.values() for n in names]
+    parser = build_parser()
+    (sub_action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(sub_action.choices) == every
+
+
+def test_a_lookup_imports_no_scoring(tmp_path: Path) -> None:
+    code = f"""
+import sys
+from tame_mt_metric.cli import main
+assert main(["lookup", "--index", {str(tmp_path / "none")!r}, "a sentence"]) == 1
+print(sorted(m for m in ("sacrebleu", "tame_mt_metric.report.html") if m in sys.modules))
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+    assert "tame-mt-metric: error:" in run.stderr

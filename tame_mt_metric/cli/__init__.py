@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import sys
 import traceback
 
@@ -17,17 +18,23 @@ from tame_mt_metric.errors import InvalidOptionError, TameError
 __all__ = ["main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from tame_mt_metric.cli import (
-        compare_command,
-        doctor,
-        flores_commands,
-        index_files,
-        lookup_command,
-        score_commands,
-        shard_commands,
-    )
+# The commands each module registers, in the order of ``--help``. Running a
+# command imports its own module only (a lookup need not import scoring);
+# ``--help`` and an unknown name import them all.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "score_commands": ("score", "audit", "tm-baseline", "score-cached", "score-cached-batch"),
+    "compare_command": ("compare",),
+    "shard_commands": ("merge",),
+    "index_files": ("index",),
+    "lookup_command": ("lookup",),
+    "doctor": ("doctor", "demo"),
+    "flores_commands": ("flores", "xsts", "correlate", "toxicity"),
+}
 
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command``'s module alone."""
+    modules = [m for m, names in COMMANDS.items() if command in names] or list(COMMANDS)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--quiet", action="store_true", help="no report on stdout")
     common.add_argument("--verbose", action="store_true", help="stage timings, tracebacks")
@@ -37,17 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         "the translation-memory baseline, exposure bins, and the FLORES-200 protocol.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands = (
-        score_commands,
-        compare_command,
-        shard_commands,
-        index_files,
-        lookup_command,
-        doctor,
-        flores_commands,
-    )
-    for module in commands:
-        module.register(sub, common)
+    for name in modules:
+        importlib.import_module(f"tame_mt_metric.cli.{name}").register(sub, common)
     return parser
 
 
@@ -63,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words else None)
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)
