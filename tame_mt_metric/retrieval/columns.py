@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import TypeAlias
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import tame_mt_core as _core
 
 from tame_mt_metric.errors import InputTextError
@@ -41,6 +40,8 @@ def string_column(name: str, column: pa.ChunkedArray | pa.Array) -> pa.ChunkedAr
             raise InputTextError(f"{name}: expected a column of strings, got Arrow type {kind}")
         column = column.cast(pa.large_string())
     if column.null_count:
+        import pyarrow.compute as pc  # on this error only: its import takes 40 ms
+
         first = pc.index(pc.is_null(column), True).as_py()
         raise InputTextError(f"{name}[{first}]: expected a string, got None (a null)")
     return column

@@ -16,7 +16,6 @@ from io import BufferedIOBase
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import tame_mt_core as _core
 
 from tame_mt_metric.errors import EmptyCorpusError, InputTextError, MisalignedInputError
@@ -44,6 +43,8 @@ def _open(path: Path) -> BufferedIOBase:
 
 def _lines(data: bytes, path: Path, first_line: int) -> pa.Array:
     """The lines of ``data`` (whole lines, without their newlines) as a string array."""
+    import pyarrow.compute as pc  # here, not at import: a lookup reads no text file
+
     # One binary value over the bytes, made from its buffers: ``pa.array`` of a
     # Python list would import pandas (half a second) to look for a DataFrame.
     offsets = pa.py_buffer(struct.pack("<2q", 0, len(data)))
