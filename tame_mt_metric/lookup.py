@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tame_mt_metric.cache.corpus_file import texts_of_index
-from tame_mt_metric.cache.index_files import read_index, retrieval_of
+from tame_mt_metric.cache.index_files import open_saved
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
@@ -46,7 +46,7 @@ class SavedIndex:
     @classmethod
     def open(cls, folder: str | Path, threads: int | None = None) -> SavedIndex:
         folder = Path(folder)
-        return cls(folder, read_index(folder, replace(retrieval_of(folder), threads=threads)))
+        return cls(folder, open_saved(folder, threads))
 
     def lookup(self, sentences: Sequence[str], top_k: int = 1) -> list[list[Match]]:
         """The ``top_k`` training pairs nearest each sentence by its source side, best

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from tame_mt_metric.retrieval.exposure import TrainingIndex
 __all__ = [
     "MANIFEST",
     "index_settings",
+    "open_saved",
     "read_index",
     "read_manifest",
     "retrieval_of",
@@ -172,3 +174,8 @@ def read_index(folder: Path, config: RetrievalConfig, full: bool = False) -> Tra
         **config.normalization_flags(),
     )
     return TrainingIndex(core, config)
+
+
+def open_saved(folder: Path, threads: int | None = None, full: bool = False) -> TrainingIndex:
+    """A saved index opened with the settings it was built with."""
+    return read_index(folder, replace(retrieval_of(folder), threads=threads), full)

@@ -9,6 +9,7 @@ import math
 from dataclasses import fields
 from pathlib import Path
 
+from tame_mt_metric.cache.index_files import open_saved
 from tame_mt_metric.cli.common import (
     Stages,
     add_report_options,
@@ -19,7 +20,6 @@ from tame_mt_metric.cli.common import (
     write_json,
     write_text,
 )
-from tame_mt_metric.cli.index_files import index_of
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.html import render_html
 from tame_mt_metric.report.significance import TM, Comparison, SystemResult, compare
@@ -122,7 +122,7 @@ def _compare(args: argparse.Namespace) -> int:
         refs = [list(r) for r in zip(*rest[: len(args.ref)], strict=True)]
         hyps = {name: rest[len(args.ref) + k] for k, (name, _) in enumerate(systems)}
     with stages.stage("audit and test"):
-        index = index_of(args.index, config.threads) if args.index else None
+        index = open_saved(args.index, config.threads) if args.index else None
         options = {f.name: getattr(config, f.name) for f in fields(config) if f.name != "seed"}
         comparison = compare(
             hyps,

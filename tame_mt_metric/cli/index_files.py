@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from tame_mt_metric.cache.corpus_file import CORPUS_FILE, corpus_of_index, write_corpus
 from tame_mt_metric.cache.entries import CacheOptions, cached_index, find_cached_index
 from tame_mt_metric.cache.index_files import (
-    read_index,
+    open_saved,
     read_manifest,
-    retrieval_of,
     write_index,
 )
 from tame_mt_metric.cli.common import (
@@ -27,11 +25,7 @@ from tame_mt_metric.cli.common import (
 from tame_mt_metric.errors import IndexFileError
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
-__all__ = ["index_of", "register"]
-
-
-def index_of(folder: Path, threads: int | None = None, full: bool = False) -> TrainingIndex:
-    return read_index(folder, replace(retrieval_of(folder), threads=threads), full)
+__all__ = ["register"]
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -82,7 +76,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    index_of(args.folder, full=True)  # every checksum and invariant, or IndexFileError
+    open_saved(args.folder, full=True)  # every checksum and invariant, or IndexFileError
     if (args.folder / CORPUS_FILE).is_file():
         corpus_of_index(args.folder)
     if not args.quiet:

@@ -8,6 +8,7 @@ import argparse
 from dataclasses import asdict
 from pathlib import Path
 
+from tame_mt_metric.cache.index_files import open_saved
 from tame_mt_metric.cli.common import (
     Stages,
     add_output_options,
@@ -28,7 +29,6 @@ from tame_mt_metric.cli.compare_command import (
     systems_of,
 )
 from tame_mt_metric.cli.human import render_exposure, render_report
-from tame_mt_metric.cli.index_files import index_of
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.document import TameReport
@@ -93,7 +93,7 @@ def _score(args: argparse.Namespace) -> int:
         train = training_corpus(args)
         sources, refs, hyps = _test_files(args, hyp=True)
     with stages.stage("audit and score"):
-        index = index_of(args.index, config.threads) if args.index else None
+        index = open_saved(args.index, config.threads) if args.index else None
         result = score_tame(
             train, hyps, refs, sources, config, args.include_neighbor_text, index=index
         )
@@ -119,7 +119,7 @@ def _audit(args: argparse.Namespace) -> int:
         sources, refs, _ = _test_files(args, hyp=False)
     if refs:  # the full audit: what score-cached needs
         with stages.stage("audit"):
-            index = index_of(args.index, config.threads) if args.index else None
+            index = open_saved(args.index, config.threads) if args.index else None
             result = score_tame(
                 train,
                 [""] * len(sources),
