@@ -172,8 +172,9 @@ fn release_pages(start: *const u8, len: usize) {
     if first == end || !in_read_only_file_mapping(&maps, first, end) {
         return;
     }
-    // SAFETY: on a mapping of a file that this process cannot write, no page
-    // holds anything but the file's content, so MADV_DONTNEED only drops this
+    // SAFETY: on a mapping of a file that this process cannot write (and never
+    // could: a read-only memory map, as pyarrow's, is made so and stays so), no
+    // page holds anything but the file's content, so MADV_DONTNEED only drops this
     // process's page-table entries: a page touched again is mapped again from
     // the page cache (which the advice leaves warm) or the file. Heap memory
     // (where DONTNEED would hand back zeroed pages) never gets here.
