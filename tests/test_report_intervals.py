@@ -47,8 +47,8 @@ def test_each_resample_scores_as_sacrebleu_scores_the_drawn_text(scored: Scored)
     assert 0 < len(groups["far"]) < len(bins)
     for group, rows in groups.items():
         counts = resample_counts(len(rows), 5, 7, group)
-        system = report.system_statistics.resampled(counts, rows)
-        tm = report.tm_statistics.resampled(counts, rows)
+        system = report.system_statistics.resampler(rows)(counts)
+        tm = report.tm_statistics.resampler(rows)(counts)
         for b in range(5):
             drawn = _drawn(counts[b], rows)
             assert len(drawn) == len(rows)
@@ -88,20 +88,18 @@ def test_intervals_are_percentiles_paired_and_joint(scored: Scored) -> None:
 
     rows = list(range(len(bins)))
     counts = resample_counts(len(rows), c.n_bootstrap, c.seed, "whole")
-    system = report.system_statistics.resampled(counts, rows)
-    tm = report.tm_statistics.resampled(counts, rows)
+    system = report.system_statistics.resampler(rows)(counts)
+    tm = report.tm_statistics.resampler(rows)(counts)
     got = intervals["bleu"]
     assert (got.low, got.high) == percentiles(system["bleu"])
     got = intervals["delta_tm_bleu"]
     assert (got.low, got.high) == percentiles(system["bleu"] - tm["bleu"])
     near = [i for i, b in enumerate(bins) if b == "near"]
     far = [i for i, b in enumerate(bins) if b == "far"]
-    near_scores = report.system_statistics.resampled(
-        resample_counts(len(near), c.n_bootstrap, c.seed, "near"), near
-    )
-    far_scores = report.system_statistics.resampled(
-        resample_counts(len(far), c.n_bootstrap, c.seed, "far"), far
-    )
+    near_counts = resample_counts(len(near), c.n_bootstrap, c.seed, "near")
+    far_counts = resample_counts(len(far), c.n_bootstrap, c.seed, "far")
+    near_scores = report.system_statistics.resampler(near)(near_counts)
+    far_scores = report.system_statistics.resampler(far)(far_counts)
     got = intervals["gen_gap_chrf"]
     assert (got.low, got.high) == percentiles(near_scores["chrf"] - far_scores["chrf"])
     assert intervals["far_bleu"] == intervals["bin/far/bleu"]
@@ -207,7 +205,7 @@ def test_a_sentence_mean_resamples_the_mean_of_the_drawn_sentences() -> None:
     report = score_tame(corpus, hyps, refs, example["test_sources"][:120], config).report
     rows = list(range(len(refs)))
     counts = resample_counts(len(rows), 20, 1, "whole")
-    got = report.system_statistics.resampled(counts, rows)["chrf++_avg"]
+    got = report.system_statistics.resampler(rows)(counts)["chrf++_avg"]
     pairs = zip(hyps, refs, strict=True)
     sentence = [sacrebleu.sentence_chrf(h, [r], word_order=2).score for h, r in pairs]
     for b in range(20):

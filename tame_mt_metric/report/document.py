@@ -21,7 +21,11 @@ from typing import TYPE_CHECKING, Any
 from tame_mt_metric._version import __version__
 from tame_mt_metric.report.collector import collector_paused
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.report.exposure_summary import BINS, ExposureSummary, SideSummary
+from tame_mt_metric.report.exposure_summary import (
+    ExposureSummary,
+    SideSummary,
+    rows_in_bins,
+)
 from tame_mt_metric.report.scores import SegmentStatistics
 from tame_mt_metric.retrieval.exposure import Exposures
 
@@ -61,8 +65,7 @@ def bin_scores(
     tm: SegmentStatistics,
 ) -> list[BinScores]:
     out = []
-    for name in BINS:
-        rows = [i for i, b in enumerate(summary.item_bins) if b == name]
+    for name, rows in rows_in_bins(summary.item_bins).items():
         mean = (
             math.fsum(exposures[i].source[0].fraction for i in rows) / len(rows)
             if rows

@@ -10,9 +10,17 @@ from fractions import Fraction
 from tame_mt_metric.report.config import TameConfig, format_threshold
 from tame_mt_metric.retrieval.exposure import Exposures
 
-__all__ = ["BINS", "ExposureSummary", "SideSummary", "bin_of", "summarize"]
+__all__ = ["BINS", "ExposureSummary", "SideSummary", "bin_of", "rows_in_bins", "summarize"]
 
 BINS = ("source_exact", "near", "medium", "far")
+
+
+def rows_in_bins(item_bins: Sequence[str]) -> dict[str, list[int]]:
+    """Each bin's items (indices in order), every bin present, empty or not."""
+    rows: dict[str, list[int]] = {name: [] for name in BINS}
+    for i, name in enumerate(item_bins):
+        rows[name].append(i)
+    return rows
 
 
 def bin_of(exact: bool, exposure: Fraction, near: Fraction, far: Fraction) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tame_mt_metric.report.exposure_summary import BINS
+from tame_mt_metric.report.exposure_summary import rows_in_bins
 from tame_mt_metric.report.scores import SegmentStatistics
 
 __all__ = ["Interval", "band_intervals", "resample_chunks", "resample_counts", "score_intervals"]
@@ -136,9 +136,7 @@ def score_intervals(
     metric). Empty when ``n_bootstrap`` is 0."""
     if n_bootstrap == 0:
         return {}
-    groups: dict[str, list[int]] = {WHOLE: list(range(len(item_bins)))}
-    for name in BINS:
-        groups[name] = [i for i, b in enumerate(item_bins) if b == name]
+    groups = {WHOLE: list(range(len(item_bins))), **rows_in_bins(item_bins)}
     resampled = {
         group: _samples(system, tm, rows, group, n_bootstrap, seed)
         for group, rows in groups.items()

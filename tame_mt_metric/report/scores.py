@@ -127,10 +127,6 @@ class SegmentStatistics:
 
         return score
 
-    def resampled(self, counts: np.ndarray, rows: Sequence[int]) -> dict[str, np.ndarray]:
-        """``resampler(rows)(counts)``."""
-        return self.resampler(rows)(counts)
-
     def score(self, rows: Sequence[int] | None = None) -> dict[str, float]:
         """Scores (0-100) of the given segments (all by default); nan for none."""
         out = {}

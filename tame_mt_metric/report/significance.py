@@ -46,7 +46,7 @@ from sacrebleu.significance import (
 from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.report.exposure_summary import BINS
+from tame_mt_metric.report.exposure_summary import BINS, rows_in_bins
 from tame_mt_metric.report.scores import SegmentStatistics
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import TrainingIndex
@@ -245,11 +245,11 @@ def paired_tests(
             raise InvalidOptionError(f"{name}: expected an integer >= {least}, got {value!r}")
     args = (test, n_samples, n_confidence, seed)
     whole = paired_table(statistics, baseline, list(range(len(item_bins))), *args)
-    bins = {}
-    for name in BINS:
-        rows = [i for i, b in enumerate(item_bins) if b == name]
-        if rows:
-            bins[name] = paired_table(statistics, baseline, rows, *args)
+    bins = {
+        name: paired_table(statistics, baseline, rows, *args)
+        for name, rows in rows_in_bins(item_bins).items()
+        if rows
+    }
     return whole, bins
 
 
