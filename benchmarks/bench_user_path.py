@@ -9,6 +9,9 @@ outside (wall, CPU of the child, peak RSS), alternating (A B A B) with tame-mt
 - ``score-cached``: ``tame-mt-metric score-cached`` of the same hypotheses with
   the audit's segment file (the command line's warm path);
 - ``sacrebleu``: sacrebleu's BLEU and chrF++ of the same hypotheses alone;
+- ``imports``: ``import datasets, evaluate`` and nothing else (what any metric
+  of the ecosystem pays before it starts, the interpreter's exit included), so
+  that ``warm`` less ``imports`` is this package's own fixed cost;
 - ``score`` / ``audit``: ``tame-mt-metric score`` / ``audit`` from the text files;
 - ``index-build``: ``tame-mt-metric index build --out`` (index and corpus.arrow);
 - ``audit-index``: ``tame-mt-metric audit --index`` of the saved index with a test
@@ -47,7 +50,7 @@ from typing import Any
 
 from bench_retrieval import DEFAULT_TAME, measure
 
-OURS = ("floor", "compute", "warm", "score-cached", "sacrebleu", "score", "audit")
+OURS = ("floor", "compute", "warm", "imports", "score-cached", "sacrebleu", "score", "audit")
 OURS_INDEX = ("index-build", "audit-index", "lookup", "verify")
 THEIRS = ("tame-fast", "tame-exact", "tame-index-build", "tame-audit-index")
 TAME = str(DEFAULT_TAME)
@@ -73,6 +76,10 @@ def child(mode: str, folder: Path, cache: Path) -> None:
     import datasets
     import evaluate  # noqa: F401 (what a user of the metric has imported)
 
+    if mode == "imports":
+        print(json.dumps({"imported": ["datasets", "evaluate"]}))
+        return
+
     import tame_mt_metric
     from tame_mt_metric.retrieval.inputs import read_lines
 
@@ -88,7 +95,7 @@ def _command(mode: str, folder: Path, work: Path, python: str) -> list[str]:
     train = ["--train-src", str(folder / "train.src"), "--train-tgt", str(folder / "train.tgt")]
     test = ["--test-src", str(folder / "test.src"), "--ref", str(folder / "test.ref")]
     ours = [python, "-m", "tame_mt_metric"]
-    if mode in ("compute", "warm", "sacrebleu", "floor"):
+    if mode in ("compute", "warm", "imports", "sacrebleu", "floor"):
         cache = folder / "warm-cache" if mode == "warm" else work / "cache"
         return [python, str(Path(__file__).resolve()), "child", mode, str(folder), str(cache)]
     if mode == "score":
@@ -217,6 +224,9 @@ def _table(modes: list[str], runs: list[dict[str, Any]]) -> None:
     for name, a, b in ratios:
         if a in modes and b in modes:
             print(f"| {name} | {_median(runs, a) / _median(runs, b):.2f} |")
+    if {"warm", "imports", "sacrebleu"} <= set(modes):
+        own = _median(runs, "warm") - _median(runs, "imports")
+        print(f"| (warm - imports) / sacrebleu | {own / _median(runs, 'sacrebleu'):.2f} |")
 
 
 def main() -> None:
