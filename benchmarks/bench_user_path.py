@@ -33,6 +33,9 @@ outside (wall, CPU of the child, peak RSS), alternating (A B A B) with tame-mt
 ``prepare`` builds both saved indexes and the warm cache once. ``--python`` runs
 our modes with another interpreter (an environment without transformers, where
 ``import evaluate`` does not pull in torch); ``TAME_MT_CLI`` names tame-mt's CLI.
+``--baseline DIR`` runs each of our modes twice a round, first with ``DIR`` ahead
+on ``PYTHONPATH`` (a checkout of the package before a change, or a folder holding
+another build of ``tame_mt_core``), then as installed: a change measured A B A B.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ from bench_retrieval import DEFAULT_TAME, measure
 OURS = ("floor", "compute", "warm", "imports", "score-cached", "sacrebleu", "score", "audit")
 OURS_INDEX = ("index-build", "audit-index", "lookup", "verify")
 THEIRS = ("tame-fast", "tame-exact", "tame-index-build", "tame-audit-index")
+# Modes that run nothing of this package, so a baseline does not change them.
+OUTSIDE = ("sacrebleu", "imports", *THEIRS)
 TAME = str(DEFAULT_TAME)
 
 
@@ -130,17 +135,22 @@ def _command(mode: str, folder: Path, work: Path, python: str) -> list[str]:
     raise ValueError(f"unknown mode {mode!r}")
 
 
-def _run(mode: str, folder: Path, python: str) -> dict[str, Any]:
+def _run(mode: str, folder: Path, python: str, baseline: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-user-") as tmp:
         work = Path(tmp)
         env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "TAME_MT_PROGRESS": "0"}
         env["TAME_MT_CACHE"] = str(work / "cache")
+        if baseline is not None:
+            env["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [str(baseline), env.get("PYTHONPATH")])
+            )
         cmd = _command(mode, folder, work, python)
         measured = measure(cmd, work / "output.log", timeout=3600, env=env)
         output = (work / "output.log").read_text(encoding="utf-8", errors="replace")
     if measured["rc"] != 0:
         raise SystemExit(f"{mode}: failed ({measured['rc']}): {' '.join(cmd)}\n{output[-2000:]}")
-    run = {"mode": mode, "wall_s": measured["wall_s"], "cpu_s": measured["cpu_s"]}
+    label = mode if baseline is None else f"{mode} (baseline)"
+    run = {"mode": label, "wall_s": measured["wall_s"], "cpu_s": measured["cpu_s"]}
     run["peak_mb"] = measured["peak_rss_mb"]
     if mode in ("compute", "warm"):
         # The child's one JSON line (its stderr shares the log).
@@ -170,28 +180,39 @@ def prepare(folder: Path, python: str) -> None:
     print(f"{folder}: saved indexes, ten.txt, warm-cache and audit.jsonl ready")
 
 
-def compare(folder: Path, modes: list[str], once: set[str], repeat: int, python: str) -> None:
+def compare(
+    folder: Path,
+    modes: list[str],
+    once: set[str],
+    repeat: int,
+    python: str,
+    baseline: Path | None = None,
+) -> None:
     with open(folder / "train.src", "rb") as f:
         rows = sum(1 for _ in f)
     print(f"{folder.name}: {rows:,} training pairs, 2k test items; python {python}")
+    if baseline is not None:
+        print(f"baseline: {baseline} ahead on PYTHONPATH, each of our modes run first with it")
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     runs: list[dict[str, Any]] = []
     for r in range(repeat):
         for mode in modes:
             if r > 0 and mode in once:
                 continue
-            run = _run(mode, folder, python)
-            runs.append(run)
-            print(
-                f"  run {r + 1} {mode:<17} wall {run['wall_s']:7.2f} s  cpu {run['cpu_s']:7.2f} s  "
-                f"peak {run['peak_mb']:7.0f} MB",
-                flush=True,
-            )
+            builds = [baseline, None] if baseline is not None and mode not in OUTSIDE else [None]
+            for build in builds:
+                run = _run(mode, folder, python, build)
+                runs.append(run)
+                print(
+                    f"  run {r + 1} {run['mode']:<28} wall {run['wall_s']:7.2f} s  "
+                    f"cpu {run['cpu_s']:7.2f} s  peak {run['peak_mb']:7.0f} MB",
+                    flush=True,
+                )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    fields = {m: {r["fields"] for r in runs if r["mode"] == m} for m in ("compute", "warm")}
-    same = len(fields["compute"] | fields["warm"]) <= 1
-    print(f"compute and warm give the same fields in every run: {same}")
-    _table(modes, runs)
+    fields = {r["fields"] for r in runs if "fields" in r}
+    print(f"compute and warm give the same fields in every run: {len(fields) <= 1}")
+    labels = list(dict.fromkeys(r["mode"] for r in runs))
+    _table(labels, runs)
 
 
 def _median(runs: list[dict[str, Any]], mode: str) -> float:
@@ -221,6 +242,7 @@ def _table(modes: list[str], runs: list[dict[str, Any]]) -> None:
     ]
     print("\n| ratio (medians of wall) | value |")
     print("| --- | ---: |")
+    ratios += [(f"{m} / baseline", m, f"{m} (baseline)") for m in OURS + OURS_INDEX]
     for name, a, b in ratios:
         if a in modes and b in modes:
             print(f"| {name} | {_median(runs, a) / _median(runs, b):.2f} |")
@@ -244,6 +266,7 @@ def main() -> None:
     c.add_argument("--once", default="", help="modes run in the first round only")
     c.add_argument("--repeat", type=int, default=2)
     c.add_argument("--python", default=sys.executable)
+    c.add_argument("--baseline", type=Path, help="a folder ahead on PYTHONPATH for A B A B")
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.folder, args.python)
@@ -252,7 +275,8 @@ def main() -> None:
     known = OURS + OURS_INDEX + THEIRS
     if unknown := set(modes) - set(known):
         raise SystemExit(f"--modes: unknown {sorted(unknown)}; choose from {known}")
-    compare(args.folder, modes, set(filter(None, args.once.split(","))), args.repeat, args.python)
+    once = set(filter(None, args.once.split(",")))
+    compare(args.folder, modes, once, args.repeat, args.python, args.baseline)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import pytest
 
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
+from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.report.scores import SACREBLEU_VERSION
+from tame_mt_metric.report.switching import SWITCH_INTERVAL, switching_often
 
 GENESIS = TrainingCorpus(
     ["god created the heaven and the earth", "and the earth was without form"],
@@ -191,3 +194,43 @@ def test_signature_snapshot() -> None:
         "|metrics:chrf|sacrebleu:bleu_tok_char_lc_1_chrf_wo_0|ci:none"
         f"|deps:sacrebleu_{SACREBLEU_VERSION}"
     )
+
+
+# Python keeps the interval in whole microseconds.
+SHORT = pytest.approx(SWITCH_INTERVAL, abs=1e-6)
+
+
+def test_the_switch_interval_is_short_while_any_report_runs() -> None:
+    """Nested or concurrent reports keep the interval short until the last ends,
+    then it is what it was; a shorter one the caller set is kept."""
+    before = sys.getswitchinterval()
+    with switching_often():
+        assert sys.getswitchinterval() == SHORT
+        with switching_often():
+            assert sys.getswitchinterval() == SHORT
+        assert sys.getswitchinterval() == SHORT
+    assert sys.getswitchinterval() == before
+    sys.setswitchinterval(SWITCH_INTERVAL / 4)
+    try:
+        with switching_often():
+            assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL / 4, abs=1e-6)
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL / 4, abs=1e-6)
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_the_scores_read_beside_the_corpus_with_the_interval_short() -> None:
+    """The corpus is read while the scoring thread runs, with the short interval."""
+    seen: list[float] = []
+
+    class Watched(TrainingCorpus):
+        @property
+        def fingerprint(self) -> str:
+            seen.append(sys.getswitchinterval())
+            return super().fingerprint
+
+    train = Watched(GENESIS.sources, GENESIS.targets)
+    score_tame(
+        train, ["dios creó"], ["dios creó"], ["god created"], cache=CacheOptions(enabled=False)
+    )
+    assert seen and all(s == SHORT for s in seen)

@@ -4,6 +4,8 @@ the same subsets, for every bin, setting and reference count."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 import sacrebleu
@@ -86,3 +88,21 @@ def test_only_the_configured_metrics_are_reported(example: dict[str, list[str]])
     ).report.fields()
     assert "chrf" in fields and "tm_chrf" in fields and "bin/far/chrf" in fields
     assert not [k for k in fields if "bleu" in k]
+
+
+def test_the_reference_tables_are_let_go_at_exit() -> None:
+    """The scorers kept for a training loop's next evaluation are emptied at exit,
+    before the interpreter's last collections walk them."""
+    child = """
+import atexit
+import sys
+# Registered before the module's own exit handler, so it runs after it.
+atexit.register(lambda: print("kept at exit:", len(sys.modules[__name__].scores._RECENT)))
+from tame_mt_metric.report import scores
+scores.Scorers.for_references(scores.TameConfig(), [["a cat"], ["a dog"]])
+print("kept:", len(scores._RECENT))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split("\n")[:2] == ["kept: 1", "kept at exit: 0"], done.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,12 +121,14 @@ def test_an_index_at_hand_is_searched_or_streamed_by_the_model(
     assert searched.exposures.items == many.exposures.items
 
 
-def test_the_collector_is_back_as_it_was() -> None:
+def test_the_collector_and_the_switch_interval_are_back_as_they_were() -> None:
     sources, targets = _pairs(20)
     train, off = TrainingCorpus(sources, targets), CacheOptions(enabled=False)
     assert gc.isenabled()
+    interval = sys.getswitchinterval()
     result = score_tame(train, targets, targets, sources, cache=off)
     assert gc.isenabled()
+    assert sys.getswitchinterval() == interval
     result.report.as_json()  # intervals and curve, made on first use
     assert gc.isenabled()
     gc.disable()

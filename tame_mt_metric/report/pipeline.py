@@ -20,6 +20,7 @@ from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import TameReport, bin_scores, segment_rows, warnings_for
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.scores import SACREBLEU_VERSION, Scorers, SegmentStatistics
+from tame_mt_metric.report.switching import switching_often
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import Exposures, TrainingIndex
 from tame_mt_metric.retrieval.inputs import (
@@ -122,9 +123,13 @@ def score_tame(
     """
     config = config or TameConfig()
     preds, refs, srcs = check_test_set(predictions, references, sources)
-    with collector_paused(), ThreadPoolExecutor(1, "tame-mt-scores") as background:
-        # sacrebleu reads the references and the hypotheses while the core's
-        # audit runs without the GIL.
+    with (
+        collector_paused(),
+        switching_often(),
+        ThreadPoolExecutor(1, "tame-mt-scores") as background,
+    ):
+        # sacrebleu reads the references and the hypotheses while the corpus is
+        # read and the core's audit runs without the GIL.
         system = background.submit(lambda: Scorers.for_references(config, refs).statistics(preds))
         audit = run_audit(train, srcs, refs, config, cache, index)
         num_train, fingerprint = audit.exposures.num_train, audit.train_fingerprint
