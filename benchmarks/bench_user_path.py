@@ -33,9 +33,10 @@ outside (wall, CPU of the child, peak RSS), alternating (A B A B) with tame-mt
 ``prepare`` builds both saved indexes and the warm cache once. ``--python`` runs
 our modes with another interpreter (an environment without transformers, where
 ``import evaluate`` does not pull in torch); ``TAME_MT_CLI`` names tame-mt's CLI.
-``--baseline DIR`` runs each of our modes twice a round, first with ``DIR`` ahead
+``--baseline DIR`` runs each of our modes twice a round, once with ``DIR`` ahead
 on ``PYTHONPATH`` (a checkout of the package before a change, or a folder holding
-another build of ``tame_mt_core``), then as installed: a change measured A B A B.
+another build of ``tame_mt_core``) and once as installed, the baseline first in
+odd rounds and second in even ones (A B B A): a change measured in one run.
 """
 
 from __future__ import annotations
@@ -192,14 +193,19 @@ def compare(
         rows = sum(1 for _ in f)
     print(f"{folder.name}: {rows:,} training pairs, 2k test items; python {python}")
     if baseline is not None:
-        print(f"baseline: {baseline} ahead on PYTHONPATH, each of our modes run first with it")
+        print(
+            f"baseline: {baseline} ahead on PYTHONPATH, each of our modes run with and without it"
+        )
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     runs: list[dict[str, Any]] = []
     for r in range(repeat):
         for mode in modes:
             if r > 0 and mode in once:
                 continue
-            builds = [baseline, None] if baseline is not None and mode not in OUTSIDE else [None]
+            # A B, then B A: neither build always runs first.
+            builds = [baseline, None][:: 1 if r % 2 == 0 else -1]
+            if baseline is None or mode in OUTSIDE:
+                builds = [None]
             for build in builds:
                 run = _run(mode, folder, python, build)
                 runs.append(run)

@@ -13,13 +13,14 @@ __all__ = ["SWITCH_INTERVAL", "switching_often"]
 SWITCH_INTERVAL = 0.0002
 
 _USERS = 0
-_SAVED = 0.005
+# The interval to set back when the last report ends (None: it was not changed).
+_SAVED: float | None = None
 _LOCK = threading.Lock()
 
 
 @contextmanager
-def switching_often(interval: float = SWITCH_INTERVAL) -> Iterator[None]:
-    """Python's switch interval at most ``interval`` while a report is made.
+def switching_often() -> Iterator[None]:
+    """Python's switch interval at most ``SWITCH_INTERVAL`` while a report is made.
 
     sacrebleu's statistics run on a second thread, in pure Python, while this one
     reads the corpus a record batch at a time; each read gives up the GIL, and
@@ -27,25 +28,22 @@ def switching_often(interval: float = SWITCH_INTERVAL) -> Iterator[None]:
     the fingerprint of 10^6 pairs takes 0.35 s alone and 6 s beside such a thread.
     A thread that waits on nothing is not interrupted, so the shorter interval
     costs nothing once the scores are done. Reports made on several threads at
-    once restore the interval when the last ends; a shorter one the caller set
+    once set the interval back when the last ends; a shorter one the caller set
     stays."""
     global _USERS, _SAVED
     with _LOCK:
         if _USERS == 0:
-            _SAVED = sys.getswitchinterval()
-            if interval < _SAVED:
-                sys.setswitchinterval(interval)
+            before = sys.getswitchinterval()
+            _SAVED = before if before > SWITCH_INTERVAL else None
+            if _SAVED is not None:
+                sys.setswitchinterval(SWITCH_INTERVAL)
         _USERS += 1
     try:
         yield
     finally:
         with _LOCK:
             _USERS -= 1
-            if _USERS == 0 and interval < _SAVED:
-                _restore(_SAVED)
-
-
-def _restore(interval: float) -> None:
-    """Set an interval read from ``sys.getswitchinterval``: Python keeps it in whole
-    microseconds and truncates, so half a microsecond more gives back the same one."""
-    sys.setswitchinterval(interval + 5e-7)
+            if _USERS == 0 and _SAVED is not None:
+                # Python keeps the interval in whole microseconds and truncates:
+                # half a microsecond more sets back the one it read.
+                sys.setswitchinterval(_SAVED + 5e-7)
