@@ -7,11 +7,14 @@ keeps working. New code imports the new paths."""
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import sys
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 __all__ = ["MOVED", "install"]
 
@@ -42,8 +45,10 @@ MOVED = {
 }
 
 
-class _Alias(importlib.abc.Loader):
-    """Loads an old path as the module at its new home."""
+class _Alias:
+    """Loads an old path as the module at its new home (a loader by its two
+    methods: ``importlib.abc`` imports ``importlib.resources``, some 10 ms at
+    every import of the package)."""
 
     def __init__(self, home: str) -> None:
         self.home = home
@@ -62,7 +67,7 @@ class _MovedFinder:
         package, _, name = fullname.rpartition(".")
         if package != "tame_mt_metric" or name not in MOVED:
             return None
-        return ModuleSpec(fullname, _Alias(f"tame_mt_metric.{MOVED[name]}"))
+        return ModuleSpec(fullname, cast("Loader", _Alias(f"tame_mt_metric.{MOVED[name]}")))
 
 
 def install() -> None:

@@ -17,9 +17,9 @@ import shutil
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tame_mt_core as _core
-from filelock import FileLock
 
 from tame_mt_metric.cache.index_files import index_settings, read_index, read_manifest, write_index
 from tame_mt_metric.digest import digest
@@ -28,6 +28,9 @@ from tame_mt_metric.progress import progress
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import TrainingIndex
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 __all__ = [
     "CACHE_ENV",
@@ -129,6 +132,14 @@ def discard(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def _lock(path: Path) -> FileLock:
+    """The lock beside an entry. filelock is imported with the first lock: a
+    process that only reads a saved index (a lookup) takes none."""
+    from filelock import FileLock
+
+    return FileLock(f"{path}.lock")
+
+
 def cached_index(
     corpus: TrainingCorpus, config: RetrievalConfig, cache: CacheOptions | None = None
 ) -> TrainingIndex:
@@ -139,7 +150,7 @@ def cached_index(
     key = cache.key_of(corpus)
     folder = _index_folder(cache.root(), key, config)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(f"{folder}.lock"):
+    with _lock(folder):
         if folder.exists() or folder.is_symlink():
             try:
                 _check_corpus(folder, corpus)
@@ -198,7 +209,7 @@ def remove(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
     """Remove one entry (by name, as ``list_entries`` gives it)."""
     for entry in list_entries(cache_dir):
         if entry.name == name:
-            with FileLock(f"{entry.path}.lock"):
+            with _lock(entry.path):
                 discard(entry.path)
             return entry
     raise InvalidOptionError(f"{name}: no such cache entry in {cache_root(cache_dir)}")
