@@ -202,10 +202,10 @@ def compare(
         for mode in modes:
             if r > 0 and mode in once:
                 continue
-            # A B, then B A: neither build always runs first.
-            builds = [baseline, None][:: 1 if r % 2 == 0 else -1]
-            if baseline is None or mode in OUTSIDE:
-                builds = [None]
+            builds: list[Path | None] = [None]
+            if baseline is not None and mode not in OUTSIDE:
+                # A B, then B A: neither build always runs first.
+                builds = [baseline, None] if r % 2 == 0 else [None, baseline]
             for build in builds:
                 run = _run(mode, folder, python, build)
                 runs.append(run)
