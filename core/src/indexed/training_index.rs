@@ -5,6 +5,8 @@
 //! item by item, the whole corpus searched as one block.
 
 use rustc_hash::FxHashMap as HashMap;
+use std::cmp::Reverse;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -273,20 +275,47 @@ impl TrainingIndex {
         self.source.nbytes() + self.target.nbytes()
     }
 
-    fn expose_item(&self, item: &TestItem, k: usize, scratch: &mut Scratch) -> Exposure {
-        let queries = ItemQueries {
+    /// An item's source and references as queries in the two vocabularies.
+    fn queries(&self, item: &TestItem) -> ItemQueries {
+        ItemQueries {
             source: self.source.query(&item.source_grams),
             references: item
                 .reference_grams
                 .iter()
                 .map(|g| self.target.query(g))
                 .collect(),
+        }
+    }
+
+    /// The posting-list entries of an item's grams: what its search reads at most.
+    fn volume(&self, queries: &ItemQueries) -> u64 {
+        let side_volume = |side: &Side, query: &Query| -> u64 {
+            query
+                .grams
+                .iter()
+                .map(|&g| side.postings.df(g) as u64)
+                .sum()
         };
+        side_volume(&self.source, &queries.source)
+            + queries
+                .references
+                .iter()
+                .map(|q| side_volume(&self.target, q))
+                .sum::<u64>()
+    }
+
+    fn expose_item(
+        &self,
+        item: &TestItem,
+        queries: &ItemQueries,
+        k: usize,
+        scratch: &mut Scratch,
+    ) -> Exposure {
         let block = Block {
             source: &self.source.postings,
             target: &self.target.postings,
         };
-        let mut e = block.expose(&queries, k, scratch);
+        let mut e = block.expose(queries, k, scratch);
         let same_source = self.source.texts_equal_to(&item.source);
         let same_target: Vec<u32> = item
             .references
@@ -319,25 +348,10 @@ impl TrainingIndex {
         let items = self
             .pool
             .install(|| prepare(&self.config, sources, references))?;
-        let side_volume = |side: &Side, grams: &[Gram]| -> u64 {
-            let query = side.query(grams);
-            query
-                .grams
-                .iter()
-                .map(|&g| side.postings.df(g) as u64)
-                .sum()
-        };
         let query_postings = self.pool.install(|| {
             items
                 .par_iter()
-                .map(|item| {
-                    side_volume(&self.source, &item.source_grams)
-                        + item
-                            .reference_grams
-                            .iter()
-                            .map(|g| side_volume(&self.target, g))
-                            .sum::<u64>()
-                })
+                .map(|item| self.volume(&self.queries(item)))
                 .sum()
         });
         Ok(SearchVolume {
@@ -365,16 +379,36 @@ impl TrainingIndex {
             if interrupted() {
                 return Err(Error::Interrupted);
             }
-            let found: Vec<Exposure> = self.pool.install(|| {
-                batch
-                    .par_iter()
-                    .map_init(Scratch::default, |scratch, item| {
-                        self.expose_item(item, k, scratch)
-                    })
-                    .collect()
-            });
-            out.extend(found);
+            out.extend(self.expose_batch(batch, k));
         }
         Ok(out)
+    }
+
+    /// The exposures of a batch of items, in order. Each item is searched on
+    /// one thread. The items with the most postings go first and every thread
+    /// takes the next item as it finishes, so that a few slow items do not
+    /// leave a thread idle behind a fixed split of the batch.
+    fn expose_batch(&self, batch: &[TestItem], k: usize) -> Vec<Exposure> {
+        let queries: Vec<ItemQueries> = self
+            .pool
+            .install(|| batch.par_iter().map(|item| self.queries(item)).collect());
+        let mut order: Vec<usize> = (0..batch.len()).collect();
+        order.sort_by_cached_key(|&i| Reverse(self.volume(&queries[i])));
+        let next = AtomicUsize::new(0);
+        let mut found: Vec<(usize, Exposure)> = self
+            .pool
+            .broadcast(|_| {
+                let mut scratch = Scratch::default();
+                let mut found = Vec::new();
+                while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    found.push((i, self.expose_item(&batch[i], &queries[i], k, &mut scratch)));
+                }
+                found
+            })
+            .into_iter()
+            .flatten()
+            .collect();
+        found.sort_unstable_by_key(|&(i, _)| i);
+        found.into_iter().map(|(_, e)| e).collect()
     }
 }
