@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import datasets
 import pytest
 import xxhash
@@ -70,3 +72,56 @@ def test_bad_corpora_name_the_column_and_row() -> None:
         InvalidOptionError, match=r"expected a datasets\.Dataset, an IterableDataset"
     ):
         TrainingCorpus.from_any([("a", "b")])
+
+
+def test_read_ahead_reads_the_next_block_on_another_thread_in_order() -> None:
+    import threading
+
+    from tame_mt_metric.retrieval.corpus import read_ahead
+
+    asked = [threading.Event() for _ in range(4)]
+    readers: set[int] = set()
+
+    def blocks(error: bool) -> Iterator[tuple[list[str], list[str]]]:
+        for i in range(3):
+            asked[i].set()
+            readers.add(threading.get_ident())
+            yield [f"s{i}"], [f"t{i}"]
+        asked[3].set()
+        if error:
+            raise InputTextError("train.src:7: not valid UTF-8")
+
+    seen: list[object] = []
+    for block in read_ahead(blocks(error=False)):
+        # The next block is read while this one is at work.
+        assert asked[len(seen) + 1].wait(30)
+        seen.append(block)
+    assert seen == [(["s0"], ["t0"]), (["s1"], ["t1"]), (["s2"], ["t2"])]
+    assert readers and threading.get_ident() not in readers
+    # An error comes where its block would have been, after the blocks before it.
+    got: list[object] = []
+    with pytest.raises(InputTextError, match=r"train\.src:7"):
+        for block in read_ahead(blocks(error=True)):
+            got.append(block)
+    assert len(got) == 3
+
+
+def test_read_ahead_stopped_early_closes_its_source_one_block_ahead() -> None:
+    from tame_mt_metric.retrieval.corpus import read_ahead
+
+    read: list[int] = []
+    closed: list[bool] = []
+
+    def endless() -> Iterator[tuple[list[str], list[str]]]:
+        try:
+            while True:
+                read.append(len(read))
+                yield [str(len(read))], ["t"]
+        finally:
+            closed.append(True)
+
+    ahead = read_ahead(endless())
+    assert next(ahead) == (["1"], ["t"])
+    ahead.close()
+    assert closed == [True]
+    assert read == [0, 1]

@@ -15,7 +15,7 @@ fingerprint are known once it has been read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from itertools import islice
 from typing import Any
@@ -408,6 +408,33 @@ def texts_in_blocks(blocks: Iterable[Block], side: int, rows: Sequence[int]) -> 
         if at == len(wanted):
             break
     return found
+
+
+def read_ahead(blocks: Iterable[Block]) -> Generator[Block, None, None]:
+    """``blocks``, each read on a second thread while the caller works on the one
+    before: the core audits a block without the GIL, so reading files, splitting
+    their lines and streaming a dataset overlap the audit instead of leaving its
+    threads idle. A reading error is raised where the block it stops would have
+    been; the blocks are read in order, one at a time, at most one ahead.
+
+    >>> list(read_ahead([(["a"], ["b"]), (["c"], ["d"])]))
+    [(['a'], ['b']), (['c'], ['d'])]
+    """
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    source = iter(blocks)
+    with ThreadPoolExecutor(1, "tame-mt-read") as reader:
+        pending = reader.submit(next, source, None)
+        try:
+            while (block := pending.result()) is not None:
+                pending = reader.submit(next, source, None)
+                yield block
+        finally:
+            # A generator cannot be closed while the reader runs it.
+            wait([pending])
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
 
 
 def _at_row(message: str, first_row: int) -> str:

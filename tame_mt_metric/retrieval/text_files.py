@@ -21,7 +21,7 @@ import tame_mt_core as _core
 from tame_mt_metric.errors import EmptyCorpusError, InputTextError, MisalignedInputError
 from tame_mt_metric.progress import progress
 from tame_mt_metric.retrieval.columns import arrow_texts
-from tame_mt_metric.retrieval.corpus import Block, TrainingCorpus, texts_in_blocks
+from tame_mt_metric.retrieval.corpus import Block, TrainingCorpus, read_ahead, texts_in_blocks
 from tame_mt_metric.retrieval.inputs import read_lines
 
 __all__ = ["TextFiles", "file_lines"]
@@ -185,7 +185,7 @@ class TextFiles(TrainingCorpus):
     def _count_and_fingerprint(self) -> tuple[int, str]:
         hasher = _core.CorpusFingerprint()
         with progress(f"reading {self.source.name}") as advance:
-            for sources, targets in self.blocks(1 << 16):
+            for sources, targets in read_ahead(self.blocks(1 << 16)):
                 hasher.update(sources, targets)
                 advance(len(sources))
         if not hasher.rows:

@@ -25,7 +25,7 @@ from tame_mt_metric._version import __version__
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InputTextError, InvalidOptionError
 from tame_mt_metric.retrieval.config import RetrievalConfig, ZeroPolicy
-from tame_mt_metric.retrieval.corpus import Block
+from tame_mt_metric.retrieval.corpus import Block, read_ahead
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour, StreamingAudit
 from tame_mt_metric.retrieval.inputs import references_per_item
 
@@ -163,13 +163,14 @@ def stream_audit(
     """One pass over ``blocks`` (lists of strings or ``ArrowTexts``; global rows from
     ``start``): the exposures, each item's TM candidate (the target of its best
     source row, taken from the block that holds that row, so that rows are read
-    once and never kept) and the row after the last. ``fingerprint`` takes in the
-    rows on the way; ``advance(rows)`` after each block."""
+    once and never kept) and the row after the last. The next block is read while
+    one is audited (``read_ahead``). ``fingerprint`` takes in the rows on the way;
+    ``advance(rows)`` after each block."""
     audit = StreamingAudit(sources, references, config)
     held_rows = [-1] * len(sources)
     candidates = [""] * len(sources)
     row = start
-    for block_sources, block_targets in blocks:
+    for block_sources, block_targets in read_ahead(blocks):
         audit.feed(block_sources, block_targets, row)
         if fingerprint is not None:
             fingerprint.update(block_sources, block_targets)
