@@ -16,7 +16,7 @@ use crate::score::{min_score, overlap, Bar, Hit};
 use crate::test_set::{check_aligned, prepare};
 
 use super::prefix_index::{GramOrder, PrefixIndex, SLACK};
-use super::probe::{bars, source_side, Probe};
+use super::probe::{bars, source_side, BlockIndex, Probe};
 use super::test_side::TestSide;
 use super::training_rows::Row;
 use super::vocabulary::{sorted, Text};
@@ -67,6 +67,8 @@ pub struct StreamingAudit {
     ordered_at: u64,
     /// Prefix grams indexed beyond the shortest prefix ([`SLACK`]).
     slack: u32,
+    /// Whether blocks count overlaps: `None` lets the cost model decide.
+    overlaps: Option<bool>,
 }
 
 impl StreamingAudit {
@@ -101,6 +103,7 @@ impl StreamingAudit {
             orders: None,
             ordered_at: 0,
             slack: SLACK,
+            overlaps: None,
         })
     }
 
@@ -243,7 +246,7 @@ impl StreamingAudit {
             || rows.iter().for_each(|r| count_rows(source_df, r.source)),
             || rows.iter().for_each(|r| count_rows(target_df, r.target)),
         );
-        let index = self.prefix_indexes(self.rows_fed + rows.len() as u64);
+        let index = self.block_index(self.rows_fed + rows.len() as u64);
         let k = self.k;
         let before = &self.exposures;
         // A few runs per thread, so that a slow run does not hold the block.
@@ -286,6 +289,34 @@ impl StreamingAudit {
 
     /// The test index for the next block, from the bars so far; `rows` have
     /// been counted in the document frequencies.
+    fn block_index(&mut self, rows: u64) -> BlockIndex {
+        let (sources, references) = self.prefix_indexes(rows);
+        let overlaps = self
+            .overlaps
+            .unwrap_or_else(|| self.overlaps_cheaper(&sources, &references, rows));
+        BlockIndex {
+            sources,
+            references,
+            overlaps,
+        }
+    }
+
+    /// Whether counting every text's overlap is expected to cost less than
+    /// the prefix probe, over rows like the `rows` counted so far (each
+    /// side's cost summed over its grams, as often as those rows held them).
+    fn overlaps_cheaper(&self, sources: &PrefixIndex, references: &PrefixIndex, rows: u64) -> bool {
+        let test = &self.test;
+        let (Some(source_counter), Some(reference_counter)) =
+            (&test.source_overlaps, &test.reference_overlaps)
+        else {
+            return false;
+        };
+        let overlaps = source_counter.expected_ns(&self.source_df, rows)
+            + reference_counter.expected_ns(&self.target_df, rows);
+        let prefix = sources.expected_ns(&self.source_df) + references.expected_ns(&self.target_df);
+        overlaps < prefix
+    }
+
     fn prefix_indexes(&mut self, rows: u64) -> (PrefixIndex, PrefixIndex) {
         let test = &self.test;
         let k = self.k;
@@ -366,14 +397,22 @@ mod tests {
 
     type Pairs = Vec<(String, String)>;
 
-    /// The answer of a streaming audit, printed exactly (scores as fractions).
-    fn answer(slack: u32, train: &Pairs, test: &Pairs, block_rows: usize) -> String {
+    /// The answer of a streaming audit, printed exactly (scores as fractions),
+    /// blocks probed by prefixes (`overlaps` false) or counting overlaps.
+    fn answer(
+        slack: u32,
+        overlaps: bool,
+        train: &Pairs,
+        test: &Pairs,
+        block_rows: usize,
+    ) -> String {
         let config = GramConfig::new(&[1, 2, 3], Normalization::default()).unwrap();
         let sources: Vec<&str> = test.iter().map(|p| p.0.as_str()).collect();
         let references: Vec<Vec<&str>> = test.iter().map(|p| vec![p.1.as_str()]).collect();
         let mut audit =
             StreamingAudit::new(config, &sources, &references, 2, block_rows, 1).unwrap();
         audit.slack = slack;
+        audit.overlaps = Some(overlaps);
         let (s, t): (Vec<&str>, Vec<&str>) =
             train.iter().map(|p| (p.0.as_str(), p.1.as_str())).unzip();
         audit.feed(&s, &t, 0, &|| false).unwrap();
@@ -386,17 +425,19 @@ mod tests {
 
     proptest! {
         /// Prefixes cut by the row's size, with or without slack, give the
-        /// answer of indexing every gram of every test text.
+        /// answer of indexing every gram of every test text, and so does
+        /// counting every text's overlap.
         #[test]
         fn prefix_cuts_never_change_the_answer(
             train in pairs(80),
             test in pairs(8),
             block_rows in 1usize..16,
         ) {
-            let whole = answer(1 << 20, &train, &test, block_rows);
+            let whole = answer(1 << 20, false, &train, &test, block_rows);
             for slack in [0, 1, 5] {
-                prop_assert_eq!(&answer(slack, &train, &test, block_rows), &whole);
+                prop_assert_eq!(&answer(slack, false, &train, &test, block_rows), &whole);
             }
+            prop_assert_eq!(&answer(SLACK, true, &train, &test, block_rows), &whole);
         }
     }
 }

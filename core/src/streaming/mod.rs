@@ -8,7 +8,11 @@
 //! index with its grams; the items it reaches are checked by an upper bound
 //! and then scored exactly. Bars only rise, so an index built at the start of
 //! a block stays valid through it. Blocks start small and grow, so that bars
-//! rise before the large blocks come.
+//! rise before the large blocks come. Where the items are far from the corpus
+//! the bars stay low and a row reaches most items anyway; a block then counts
+//! each row's exact overlap with every item at once instead (bitsets of the
+//! frequent grams, 64 items to a word), when a cost model of the rows so far
+//! expects it to be cheaper.
 //!
 //! Rows arrive in increasing order, so a row must beat an equal score to
 //! displace it. Partial answers (blocks, threads, shards) merge exactly
@@ -19,7 +23,8 @@
 //! (`audit`: blocks, document frequencies, gram orders, bars, merging
 //! audits), the test side (`test_side`), training rows read in the test
 //! vocabularies (`training_rows`), one thread's probe of a run of rows
-//! (`probe`), the prefix indexes of the test texts (`prefix_index`), the
+//! (`probe`), the prefix indexes of the test texts (`prefix_index`), every
+//! text's overlap with a row counted at once (`overlaps`), the
 //! test vocabulary and texts written in its ids (`vocabulary`), and the
 //! memory prefetch hint (`fetch`). Only [`StreamingAudit`] is seen outside:
 //! the submodules are private.
@@ -29,11 +34,12 @@
 //!
 //! Invariants: whatever order a text's grams were ranked in (stale
 //! frequencies included) and whatever the slack, the prefix cut never
-//! changes the answer; partial answers merge exactly; the answers equal the
-//! indexed strategy's.
+//! changes the answer; counting overlaps gives the same answer; partial
+//! answers merge exactly; the answers equal the indexed strategy's.
 
 mod audit;
 mod fetch;
+mod overlaps;
 mod prefix_index;
 mod probe;
 mod test_side;

@@ -324,6 +324,20 @@ impl PrefixIndex {
         }
     }
 
+    /// The expected nanoseconds (on one core) of probing training texts of
+    /// which `df[g]` held gram `g`: each reads at most the whole list of
+    /// each of its grams, and an entry a row may read costs 0.6 ns, its
+    /// count and its share of the checks of the texts reached (measured on
+    /// 2,000 test texts, far and near).
+    pub(crate) fn expected_ns(&self, df: &[u32]) -> f64 {
+        let entries: u64 = df
+            .iter()
+            .zip(self.offsets.windows(2))
+            .map(|(&d, list)| d as u64 * (list[1] - list[0]) as u64)
+            .sum();
+        0.6 * entries as f64
+    }
+
     /// The length of text `t`'s prefix for rows of `row_size` grams.
     fn prefix_len(&self, t: usize, row_size: u32) -> usize {
         let (n, bar) = self.texts[t];

@@ -2,11 +2,15 @@
 //! row probes the prefix indexes with its grams; the test texts it reaches
 //! are checked by an upper bound ([`Marks`]), scored exactly and offered to
 //! the item's top-k lists and pair, each against its bar: the higher of the
-//! item's bar before the block and the bar of what this run has found.
+//! item's bar before the block and the bar of what this run has found. In a
+//! block that counts overlaps ([`BlockIndex::overlaps`]), a row instead
+//! counts its exact overlap with every text ([`OverlapCounter`]) and offers
+//! the texts whose bars it passes.
 
 use crate::exposure::{Exposure, TargetHit};
 use crate::score::{min_score, top_k, Bar, Hit, Score};
 
+use super::overlaps::{OverlapCounter, OverlapScratch, Thresholds, MOST_GRAMS};
 use super::prefix_index::{min_overlap, PrefixIndex};
 use super::test_side::TestSide;
 use super::training_rows::Row;
@@ -89,6 +93,15 @@ pub(crate) fn source_side(bars: [Bar; 3], has_references: bool) -> Bar {
     }
 }
 
+/// What a block's rows are probed with: the prefix indexes of the sources
+/// and the references, and whether rows that fit the overlap counters count
+/// their exact overlaps instead.
+pub(crate) struct BlockIndex {
+    pub(crate) sources: PrefixIndex,
+    pub(crate) references: PrefixIndex,
+    pub(crate) overlaps: bool,
+}
+
 /// Working state of one thread over a run of rows of a block.
 pub(crate) struct Probe<'a> {
     test: &'a TestSide,
@@ -104,6 +117,13 @@ pub(crate) struct Probe<'a> {
     source_marks: Marks,
     target_marks: Marks,
     bars: Vec<[Bar; 3]>,
+    /// The current row's `reference_counts` are exact overlaps.
+    exact_references: bool,
+    /// Each source's and reference's bar, as the overlap counters test it
+    /// (kept only where the test side has both counters).
+    source_thresholds: Thresholds,
+    reference_thresholds: Thresholds,
+    scratch: OverlapScratch,
 }
 
 impl<'a> Probe<'a> {
@@ -121,9 +141,39 @@ impl<'a> Probe<'a> {
             source_marks: Marks::new(test.source_vocab.len()),
             target_marks: Marks::new(test.target_vocab.len()),
             bars: Vec::new(),
+            exact_references: false,
+            source_thresholds: Thresholds::default(),
+            reference_thresholds: Thresholds::default(),
+            scratch: OverlapScratch::default(),
         };
         probe.bars = (0..test.items.len()).map(|i| probe.bars_of(i)).collect();
+        if probe.counters().is_some() {
+            probe.source_thresholds = Thresholds::new(test.sources.len());
+            probe.reference_thresholds = Thresholds::new(test.references.len());
+            for i in 0..test.items.len() {
+                probe.set_thresholds(i);
+            }
+        }
         probe
+    }
+
+    fn counters(&self) -> Option<(&'a OverlapCounter, &'a OverlapCounter)> {
+        let test = self.test;
+        test.source_overlaps
+            .as_ref()
+            .zip(test.reference_overlaps.as_ref())
+    }
+
+    /// Item `i`'s bars as its source's and references' thresholds.
+    fn set_thresholds(&mut self, i: usize) {
+        let test = self.test;
+        let bars = self.bars[i];
+        let source = source_side(bars, !test.items[i].references.is_empty());
+        self.source_thresholds.set(i, source, test.sources[i].size);
+        for slot in test.slots(i) {
+            self.reference_thresholds
+                .set(slot, bars[1], test.references[slot].size);
+        }
     }
 
     /// The bars a row must pass for item `i`: source top-k, target top-k, pair.
@@ -134,6 +184,9 @@ impl<'a> Probe<'a> {
 
     fn refresh(&mut self, i: usize) {
         self.bars[i] = self.bars_of(i);
+        if self.counters().is_some() {
+            self.set_thresholds(i);
+        }
     }
 
     fn source_bar(&self, i: usize) -> Bar {
@@ -150,6 +203,9 @@ impl<'a> Probe<'a> {
 
     /// A reference's exact overlap with the current row's target.
     fn reference_shared(&self, references: &PrefixIndex, slot: usize, target_size: u32) -> u32 {
+        if self.exact_references {
+            return self.reference_counts[slot];
+        }
         self.reference_counts[slot] + self.target_marks.shared(references.rest(slot, target_size))
     }
 
@@ -199,9 +255,87 @@ impl<'a> Probe<'a> {
         }
     }
 
-    pub(crate) fn row(&mut self, index: &(PrefixIndex, PrefixIndex), row: u64, r: &Row) {
+    pub(crate) fn row(&mut self, index: &BlockIndex, row: u64, r: &Row) {
+        let fits = |t: &Text| t.size <= MOST_GRAMS;
+        match self.counters() {
+            Some(counters) if index.overlaps && fits(r.source) && fits(r.target) => {
+                self.row_by_overlaps(counters, &index.references, row, r)
+            }
+            _ => self.row_by_prefix(index, row, r),
+        }
+    }
+
+    /// A row counted against every text: each text it passes is offered.
+    fn row_by_overlaps(
+        &mut self,
+        (sources, references): (&OverlapCounter, &OverlapCounter),
+        reference_index: &PrefixIndex,
+        row: u64,
+        r: &Row,
+    ) {
         let test = self.test;
-        let (sources, references) = index;
+        self.exact_references = true;
+        references.count(&r.target.ids, &mut self.scratch, &mut self.reference_counts);
+        sources.count(&r.source.ids, &mut self.scratch, &mut self.counts);
+        let mut passing = std::mem::take(&mut self.reached);
+        self.source_thresholds
+            .passing(&self.counts, r.source.size, &mut passing);
+        self.counts.fill(0);
+        for &(i, shared) in &passing {
+            let score = test.source_score(i as usize, r.source.size, shared);
+            self.offer_source(reference_index, i as usize, row, score, r.target.size);
+        }
+        self.offer_empty_sources(reference_index, row, r);
+        self.reference_thresholds
+            .passing(&self.reference_counts, r.target.size, &mut passing);
+        if r.target.size == 0 {
+            passing.extend(test.empty_references.iter().map(|&slot| (slot, 0)));
+        }
+        for &(slot, _) in &passing {
+            self.best_reference(reference_index, slot as usize, r.target.size);
+        }
+        self.reached = passing;
+        self.finish_targets(row);
+    }
+
+    /// An empty training source passes the empty test sources (J = 1).
+    fn offer_empty_sources(&mut self, references: &PrefixIndex, row: u64, r: &Row) {
+        if r.source.size == 0 {
+            for &i in &self.test.empty_sources {
+                let score = Score::jaccard(0, 0, 0);
+                self.offer_source(references, i as usize, row, score, r.target.size);
+            }
+        }
+    }
+
+    /// The best reference of the item of `slot`, which the row's target
+    /// passes, kept to be offered once the row's references are all seen.
+    fn best_reference(&mut self, references: &PrefixIndex, slot: usize, target_size: u32) {
+        let test = self.test;
+        let i = test.reference_of[slot].0 as usize;
+        if self.target_best[i].is_none() {
+            let best = test.target_score(i, target_size, |slot| {
+                self.reference_shared(references, slot, target_size)
+            });
+            self.target_best[i] = Some(best);
+            self.target_touched.push(i as u32);
+        }
+    }
+
+    /// Offer the row's target to every item it passed.
+    fn finish_targets(&mut self, row: u64) {
+        self.reference_counts.fill(0);
+        for i in std::mem::take(&mut self.target_touched) {
+            if let Some((score, reference)) = self.target_best[i as usize].take() {
+                self.offer_target(i as usize, row, score, reference);
+            }
+        }
+    }
+
+    fn row_by_prefix(&mut self, index: &BlockIndex, row: u64, r: &Row) {
+        let test = self.test;
+        let (sources, references) = (&index.sources, &index.references);
+        self.exact_references = false;
         self.source_marks.mark(r.source);
         self.target_marks.mark(r.target);
         // Reference counts first: pair candidates need them.
@@ -223,12 +357,7 @@ impl<'a> Probe<'a> {
                 self.offer_source(references, i, row, score, r.target.size);
             }
         }
-        if r.source.size == 0 {
-            for &i in &test.empty_sources {
-                let score = Score::jaccard(0, 0, 0);
-                self.offer_source(references, i as usize, row, score, r.target.size);
-            }
-        }
+        self.offer_empty_sources(references, row, r);
         // Target side: the best reference of each item reached.
         references.reached(&self.reference_counts, &mut reached);
         if r.target.size == 0 {
@@ -250,19 +379,10 @@ impl<'a> Probe<'a> {
                     .overlap_passing(references, slot, counted, reference.size, r.target, bar)
                     .is_some()
             {
-                let best = test.target_score(i, r.target.size, |slot| {
-                    self.reference_shared(references, slot, r.target.size)
-                });
-                self.target_best[i] = Some(best);
-                self.target_touched.push(i as u32);
+                self.best_reference(references, slot, r.target.size);
             }
         }
         self.reached = reached;
-        self.reference_counts.fill(0);
-        for i in std::mem::take(&mut self.target_touched) {
-            if let Some((score, reference)) = self.target_best[i as usize].take() {
-                self.offer_target(i as usize, row, score, reference);
-            }
-        }
+        self.finish_targets(row);
     }
 }

@@ -11,6 +11,7 @@ use crate::grams::GramConfig;
 use crate::score::Score;
 use crate::test_set::TestItem;
 
+use super::overlaps::OverlapCounter;
 use super::training_rows::{Reader, SideTexts};
 use super::vocabulary::{sorted, text, Text, Vocabulary};
 
@@ -28,6 +29,9 @@ pub(crate) struct TestSide {
     reference_start: Vec<u32>,
     pub(crate) empty_sources: Vec<u32>,
     pub(crate) empty_references: Vec<u32>,
+    /// Each side's exact overlap counters, where its texts fit them.
+    pub(crate) source_overlaps: Option<OverlapCounter>,
+    pub(crate) reference_overlaps: Option<OverlapCounter>,
     source_items: HashMap<String, Vec<u32>>,
     target_items: HashMap<String, Vec<u32>>,
 }
@@ -35,8 +39,8 @@ pub(crate) struct TestSide {
 impl TestSide {
     pub(crate) fn new(items: Vec<TestItem>) -> TestSide {
         let (source_vocab, target_vocab) = rayon::join(
-            || Vocabulary::new(items.iter().map(|t| &t.source_grams)),
-            || Vocabulary::new(items.iter().flat_map(|t| t.reference_grams.iter())),
+            || Vocabulary::by_frequency(items.iter().map(|t| &t.source_grams)),
+            || Vocabulary::by_frequency(items.iter().flat_map(|t| t.reference_grams.iter())),
         );
         let sources: Vec<Text> = items
             .par_iter()
@@ -72,7 +76,13 @@ impl TestSide {
         };
         let empty_sources = empty(&sources);
         let empty_references = empty(&references);
+        let (source_overlaps, reference_overlaps) = rayon::join(
+            || OverlapCounter::new(source_vocab.len(), &sources),
+            || OverlapCounter::new(target_vocab.len(), &references),
+        );
         TestSide {
+            source_overlaps,
+            reference_overlaps,
             items,
             source_vocab,
             target_vocab,
@@ -144,7 +154,7 @@ impl TestSide {
     }
 
     /// Reference slots of an item.
-    fn slots(&self, item: usize) -> std::ops::Range<usize> {
+    pub(crate) fn slots(&self, item: usize) -> std::ops::Range<usize> {
         self.reference_start[item] as usize..self.reference_start[item + 1] as usize
     }
 

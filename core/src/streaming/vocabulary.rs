@@ -50,6 +50,31 @@ impl Vocabulary {
         vocab
     }
 
+    /// The grams of `sets`, numbered by how many sets hold them, most first
+    /// (ties in order of first appearance): the grams of many texts are then
+    /// the lowest ids, where the overlap counter keeps bitsets.
+    pub(crate) fn by_frequency<'a>(
+        sets: impl Iterator<Item = &'a Vec<Gram>> + Clone,
+    ) -> Vocabulary {
+        let mut vocab = Vocabulary::new(sets.clone());
+        let mut df = vec![0u32; vocab.len];
+        for set in sets {
+            for &g in set {
+                df[vocab.get(g).expect("numbered above") as usize] += 1;
+            }
+        }
+        let mut order: Vec<u32> = (0..vocab.len as u32).collect();
+        order.sort_by_key(|&id| std::cmp::Reverse(df[id as usize]));
+        let mut renumbered = vec![0u32; vocab.len];
+        for (new, &old) in order.iter().enumerate() {
+            renumbered[old as usize] = new as u32;
+        }
+        for slot in vocab.slots.iter_mut().filter(|s| (s.hi | s.lo) != 0) {
+            slot.id = renumbered[slot.id as usize];
+        }
+        vocab
+    }
+
     fn with_capacity(slots: usize) -> Vocabulary {
         Vocabulary {
             slots: vec![Slot::default(); slots],
@@ -245,6 +270,18 @@ mod tests {
         }
         assert_eq!(vocab.get(7 << 100), None);
         assert_eq!(vocab.get(u128::MAX), None);
+    }
+
+    #[test]
+    fn ids_by_frequency_number_the_most_held_grams_first() {
+        let sets = [vec![5u128, 7, 9], vec![7, 9, 11], vec![9, 13]];
+        let vocab = Vocabulary::by_frequency(sets.iter());
+        let ids: Vec<Option<u32>> = [9u128, 7, 5, 11, 13, 4]
+            .iter()
+            .map(|&g| vocab.get(g))
+            .collect();
+        assert_eq!(ids, [Some(0), Some(1), Some(2), Some(3), Some(4), None]);
+        assert_eq!(vocab.len(), 5);
     }
 
     #[test]
