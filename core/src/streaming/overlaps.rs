@@ -11,8 +11,8 @@
 //! (carry-save adders, eight bitsets at a time, loops the compiler
 //! vectorizes); the sums are written out as one count per text, and the
 //! lists of the other grams are counted one entry at a time. A text passes
-//! the row when its count reaches its bar ([`Thresholds`]), decided by exact
-//! integer arithmetic.
+//! the row when its count reaches its bar ([`Thresholds`]), decided exactly
+//! (integers that doubles hold without rounding).
 
 use crate::score::Bar;
 
@@ -22,8 +22,9 @@ use super::vocabulary::Text;
 /// How many lists ahead [`OverlapCounter::count`] fetches a rare gram's list.
 const AHEAD: usize = 8;
 
-/// The most grams a counted row or a test text may have: counts, sizes and
-/// the products of [`Thresholds`] then stay far inside 64 bits.
+/// The most grams a counted row or a test text may have: counts fit 16 bits,
+/// and the products of [`Thresholds`] stay inside the 53 bits a double holds
+/// exactly.
 pub(crate) const MOST_GRAMS: u32 = u16::MAX as u32;
 
 /// Four words, summed as one: the loops over lanes compile to vector
@@ -57,7 +58,8 @@ fn carry_save(a: Lane, b: Lane, c: Lane) -> (Lane, Lane) {
     )
 }
 
-/// Add `carry` to the counters `planes[from..]` (one lane each).
+/// Add `carry` (of the weight of `planes[0]`) to the counters `planes`
+/// (one lane each).
 #[inline(always)]
 fn ripple(planes: &mut [Lane], mut carry: Lane) {
     for plane in planes {
@@ -290,10 +292,11 @@ fn avx2() -> bool {
 /// Each text's bar as the terms of an exact test: a row of `s` grams
 /// sharing `o` with a text of `n` passes the bar `p / q` when `o >= 1` and
 /// `o (p + q) >= p (n + s)` (`>` for a strict bar), as
-/// [`min_overlap`](super::prefix_index::min_overlap) decides. With `o`, `n`
-/// and `s` at most [`MOST_GRAMS`] (and `p <= n`) every term and product is
-/// an integer below 2^50, which a double holds exactly: the test is exact
-/// in floating point, and vectorizes.
+/// [`min_overlap`](super::prefix_index::min_overlap) decides. With `o`, `n`,
+/// `s` and `p` (an overlap with a text of either side) at most
+/// [`MOST_GRAMS`], and `q` below 2^33, every term and product is an integer
+/// below 2^50, which a double holds exactly: the test is exact in floating
+/// point, and vectorizes.
 #[derive(Clone, Default)]
 pub(crate) struct Thresholds {
     /// `p + q`
