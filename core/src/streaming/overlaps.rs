@@ -27,6 +27,10 @@ const AHEAD: usize = 8;
 /// exactly.
 pub(crate) const MOST_GRAMS: u32 = u16::MAX as u32;
 
+/// The most memory a side's bitsets may take: larger test sets (some tens
+/// of thousands of texts) are probed by their prefixes only.
+const MOST_BITSET_BYTES: usize = 64 << 20;
+
 /// Four words, summed as one: the loops over lanes compile to vector
 /// operations.
 type Lane = [u64; 4];
@@ -43,10 +47,6 @@ fn xor(a: Lane, b: Lane) -> Lane {
 fn and(a: Lane, b: Lane) -> Lane {
     std::array::from_fn(|i| a[i] & b[i])
 }
-
-/// The most memory a side's bitsets may take: larger test sets (some tens
-/// of thousands of texts) are probed by their prefixes only.
-const MOST_BITSET_BYTES: usize = 64 << 20;
 
 /// Sum and carry of three bit-sliced one-bit inputs.
 #[inline(always)]
@@ -373,33 +373,35 @@ impl Thresholds {
 #[cfg(test)]
 mod tests {
     use super::super::prefix_index::min_overlap;
+    use super::super::vocabulary::Vocabulary;
     use super::*;
+    use crate::grams::Gram;
     use crate::score::Score;
     use proptest::collection::{btree_set, vec};
     use proptest::prelude::*;
 
-    /// Texts over a vocabulary numbered most frequent first, as the
-    /// vocabulary numbers them.
-    fn by_frequency(texts: Vec<std::collections::BTreeSet<u32>>, vocab: u32) -> Vec<Text> {
-        let mut df = vec![0u32; vocab as usize];
-        for t in &texts {
-            for &g in t {
-                df[g as usize] += 1;
-            }
-        }
-        let mut order: Vec<u32> = (0..vocab).collect();
-        order.sort_by_key(|&g| std::cmp::Reverse(df[g as usize]));
-        let mut id = vec![0u32; vocab as usize];
-        for (new, &old) in order.iter().enumerate() {
-            id[old as usize] = new as u32;
-        }
-        texts
-            .into_iter()
-            .map(|t| Text {
-                size: t.len() as u32,
-                ids: t.into_iter().map(|g| id[g as usize]).collect(),
+    /// Sets of grams (small numbers, as gram keys) written in the ids of
+    /// their vocabulary, numbered most frequent first.
+    fn in_vocabulary(
+        sets: &[std::collections::BTreeSet<u32>],
+        row: std::collections::BTreeSet<u32>,
+    ) -> (usize, Vec<Text>, Vec<u32>) {
+        let key = |g: u32| g as Gram + 1;
+        let keys: Vec<Vec<Gram>> = sets
+            .iter()
+            .map(|t| t.iter().map(|&g| key(g)).collect())
+            .collect();
+        let vocab = Vocabulary::by_frequency(keys.iter());
+        let ids = |keys: &[Gram]| keys.iter().filter_map(|&g| vocab.get(g)).collect();
+        let texts = keys
+            .iter()
+            .map(|k| Text {
+                size: k.len() as u32,
+                ids: ids(k),
             })
-            .collect()
+            .collect();
+        let row: Vec<Gram> = row.into_iter().map(key).collect();
+        (vocab.len(), texts, ids(&row))
     }
 
     fn counts_of(counter: &OverlapCounter, row: &[u32], wide: bool) -> Vec<u32> {
@@ -420,16 +422,16 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(600))]
 
         /// Every text's count is its exact overlap with the row, whichever
-        /// grams have bitsets (many texts make words of every kind) and on
+        /// grams have bitsets (many texts make words of every kind; a few
+        /// grams are common, most are rare and counted from lists) and on
         /// either loop of the machine.
         #[test]
         fn counts_are_exact_overlaps(
-            texts in vec(btree_set(0u32..40, 0..30), 1..300),
-            row in btree_set(0u32..40, 0..40),
+            texts in vec(btree_set(prop_oneof![0u32..16, 16u32..3000], 0..30), 1..300),
+            row in btree_set(prop_oneof![0u32..16, 16u32..3000], 0..200),
         ) {
-            let texts = by_frequency(texts, 40);
-            let counter = OverlapCounter::new(40, &texts).expect("small texts");
-            let row: Vec<u32> = row.into_iter().collect();
+            let (vocab_len, texts, row) = in_vocabulary(&texts, row);
+            let counter = OverlapCounter::new(vocab_len, &texts).expect("small texts");
             for wide in [false, true] {
                 let counts = counts_of(&counter, &row, wide);
                 for (t, text) in texts.iter().enumerate() {
