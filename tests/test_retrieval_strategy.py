@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 
@@ -139,14 +140,19 @@ def test_the_collector_and_the_switch_interval_are_back_as_they_were() -> None:
         gc.enable()
 
 
+def _write_files(folder: Path) -> None:
+    """300 training pairs and a test set of 40 of them, as the command line reads them."""
+    sources, targets = _pairs(300)
+    (folder / "train.src").write_text("\n".join(sources) + "\n")
+    (folder / "train.tgt").write_text("\n".join(targets) + "\n")
+    (folder / "test.src").write_text("\n".join(sources[:40]) + "\n")
+    (folder / "test.ref").write_text("\n".join(targets[:40]) + "\n")
+
+
 def test_the_command_line_shows_the_choice_it_made(tmp_path: Path) -> None:
     """``audit --index --verbose`` names the strategy it chose and why, and the
     report says the same."""
-    sources, targets = _pairs(300)
-    (tmp_path / "train.src").write_text("\n".join(sources) + "\n")
-    (tmp_path / "train.tgt").write_text("\n".join(targets) + "\n")
-    (tmp_path / "test.src").write_text("\n".join(sources[:40]) + "\n")
-    (tmp_path / "test.ref").write_text("\n".join(targets[:40]) + "\n")
+    _write_files(tmp_path)
     train: list[str | Path] = ["--train-src", tmp_path / "train.src"]
     train += ["--train-tgt", tmp_path / "train.tgt"]
     cli("index", "build", *train, "--out", tmp_path / "index", "--quiet")
@@ -164,3 +170,33 @@ def test_the_command_line_shows_the_choice_it_made(tmp_path: Path) -> None:
     )
     chosen = json.loads((tmp_path / "a.json").read_text())["backend"]["strategy"]
     assert f"[strategy: {chosen} (an index is at hand; modelled search" in done.stderr
+
+
+def test_the_command_line_shows_how_each_block_was_audited(tmp_path: Path) -> None:
+    """``audit --strategy streaming --verbose`` says how many of the pass's blocks
+    counted every test text's overlap and how many probed by prefixes."""
+    _write_files(tmp_path)
+    done = cli(
+        "audit",
+        "--train-src",
+        tmp_path / "train.src",
+        "--train-tgt",
+        tmp_path / "train.tgt",
+        "--test-src",
+        tmp_path / "test.src",
+        "--ref",
+        tmp_path / "test.ref",
+        "--strategy",
+        "streaming",
+        "--quiet",
+        "--verbose",
+        env={"TAME_MT_CACHE": str(tmp_path / "cache")},
+    )
+    said = re.search(
+        r"streaming pass: (\d+) of (\d+) blocks counted every test text's overlap at once, "
+        r"(\d+) probed each text by its prefix",
+        done.stderr,
+    )
+    assert said is not None, done.stderr
+    overlaps, blocks, prefixes = map(int, said.groups())
+    assert blocks == 1 and overlaps + prefixes == blocks, said.group(0)

@@ -472,6 +472,12 @@ impl PyStreamingAudit {
         self.inner.rows_fed()
     }
 
+    /// (blocks audited, those that counted every test text's overlap).
+    #[getter]
+    fn blocks(&self) -> (u64, u64) {
+        self.inner.blocks()
+    }
+
     fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         exposures_to_dict(py, &self.inner.exposures())
     }

@@ -294,6 +294,13 @@ class StreamingAudit:
         src, tgt = _training_texts(train_sources, train_targets, row_base)
         self._core.feed(src, tgt, row_base)
 
+    @property
+    def blocks(self) -> tuple[int, int]:
+        """Blocks audited so far, and how many of them counted every test text's
+        overlap at once; the others probed each text by its prefix (the cost
+        model's choice, block by block)."""
+        return self._core.blocks
+
     def best_source_rows(self) -> list[int]:
         """Every item's best source row over the rows fed so far (the TM's row)."""
         return self._core.best_source_rows()

@@ -13,6 +13,7 @@ Shards start on multiples of ``SHARD_ALIGN`` rows (the fingerprint's block).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,6 +29,8 @@ from tame_mt_metric.retrieval.config import RetrievalConfig, ZeroPolicy
 from tame_mt_metric.retrieval.corpus import Block, read_ahead
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour, StreamingAudit
 from tame_mt_metric.retrieval.inputs import references_per_item
+
+log = logging.getLogger("tame_mt_metric")
 
 __all__ = [
     "SHARD_ALIGN",
@@ -183,6 +186,14 @@ def stream_audit(
             advance(len(block_sources))
     if row == start:
         return Exposures((), 0, "streaming"), [], row
+    audited, by_overlaps = audit.blocks
+    log.info(
+        "streaming pass: %d of %d blocks counted every test text's overlap at once, "
+        "%d probed each text by its prefix (the cheaper by the cost model of each block)",
+        by_overlaps,
+        audited,
+        audited - by_overlaps,
+    )
     return audit.result(), candidates, row
 
 

@@ -69,6 +69,10 @@ pub struct StreamingAudit {
     slack: u32,
     /// Whether blocks count overlaps: `None` lets the cost model decide.
     overlaps: Option<bool>,
+    /// Blocks audited so far, and those of them that counted every text's
+    /// overlap (the rest probed by prefixes).
+    blocks: u64,
+    overlap_blocks: u64,
 }
 
 impl StreamingAudit {
@@ -104,7 +108,15 @@ impl StreamingAudit {
             ordered_at: 0,
             slack: SLACK,
             overlaps: None,
+            blocks: 0,
+            overlap_blocks: 0,
         })
+    }
+
+    /// Blocks audited so far, and how many of them counted every test
+    /// text's overlap at once (the cost model's choice, block by block).
+    pub fn blocks(&self) -> (u64, u64) {
+        (self.blocks, self.overlap_blocks)
     }
 
     /// Rows fed so far end before this index.
@@ -294,6 +306,8 @@ impl StreamingAudit {
         let overlaps = self
             .overlaps
             .unwrap_or_else(|| self.overlaps_cheaper(&sources, &references, rows));
+        self.blocks += 1;
+        self.overlap_blocks += u64::from(overlaps);
         BlockIndex {
             sources,
             references,
@@ -384,6 +398,8 @@ impl StreamingAudit {
         self.head.truncate(2 * self.k);
         self.next_row = self.next_row.max(other.next_row);
         self.rows_fed += other.rows_fed;
+        self.blocks += other.blocks;
+        self.overlap_blocks += other.overlap_blocks;
         Ok(())
     }
 }
@@ -417,6 +433,29 @@ mod tests {
             train.iter().map(|p| (p.0.as_str(), p.1.as_str())).unzip();
         audit.feed(&s, &t, 0, &|| false).unwrap();
         format!("{:?}", audit.exposures())
+    }
+
+    /// Every block is counted, and counted as counting overlaps exactly
+    /// when it did; merged shards add their blocks.
+    #[test]
+    fn blocks_are_counted_by_how_they_were_audited() {
+        let config = GramConfig::new(&[1, 2, 3], Normalization::default()).unwrap();
+        let train: Vec<String> = (0..100).map(|i| format!("row {i} of the corpus")).collect();
+        let audit_of = |overlaps: Option<bool>| {
+            let mut audit =
+                StreamingAudit::new(config.clone(), &["row 7"], &[vec!["row 7"]], 1, 40, 1)
+                    .unwrap();
+            audit.overlaps = overlaps;
+            audit.feed(&train, &train, 0, &|| false).unwrap();
+            audit
+        };
+        let (blocks, _) = audit_of(None).blocks();
+        assert!(blocks >= 3, "100 rows in blocks of at most 40: {blocks}");
+        assert_eq!(audit_of(Some(true)).blocks(), (blocks, blocks));
+        assert_eq!(audit_of(Some(false)).blocks(), (blocks, 0));
+        let mut merged = audit_of(Some(true));
+        merged.merge(&audit_of(Some(false))).unwrap();
+        assert_eq!(merged.blocks(), (2 * blocks, blocks));
     }
 
     fn pairs(most: usize) -> impl Strategy<Value = Pairs> {
