@@ -16,7 +16,7 @@ use crate::score::{min_score, overlap, Bar, Hit};
 use crate::test_set::{check_aligned, prepare};
 
 use super::prefix_index::{GramOrder, PrefixIndex, SLACK};
-use super::probe::{bars, source_side, BlockIndex, Probe};
+use super::probe::{bars, fits, source_side, BlockIndex, Probe};
 use super::test_side::TestSide;
 use super::training_rows::Row;
 use super::vocabulary::{sorted, Text};
@@ -258,7 +258,8 @@ impl StreamingAudit {
             || rows.iter().for_each(|r| count_rows(source_df, r.source)),
             || rows.iter().for_each(|r| count_rows(target_df, r.target)),
         );
-        let index = self.block_index(self.rows_fed + rows.len() as u64);
+        let fit = rows.iter().all(|r| fits(r.source) && fits(r.target));
+        let index = self.block_index(self.rows_fed + rows.len() as u64, fit);
         let k = self.k;
         let before = &self.exposures;
         // A few runs per thread, so that a slow run does not hold the block.
@@ -300,12 +301,19 @@ impl StreamingAudit {
     }
 
     /// The test index for the next block, from the bars so far; `rows` have
-    /// been counted in the document frequencies.
-    fn block_index(&mut self, rows: u64) -> BlockIndex {
-        let (sources, references) = self.prefix_indexes(rows);
+    /// been counted in the document frequencies. Its prefix lists are filled
+    /// unless every row of the block (all `fit` the overlap counters) is
+    /// counted by overlaps.
+    fn block_index(&mut self, rows: u64, fit: bool) -> BlockIndex {
+        let (mut sources, mut references) = self.prefix_indexes(rows);
         let overlaps = self
             .overlaps
             .unwrap_or_else(|| self.overlaps_cheaper(&sources, &references, rows));
+        let counters =
+            self.test.source_overlaps.is_some() && self.test.reference_overlaps.is_some();
+        if !(overlaps && counters && fit) {
+            rayon::join(|| sources.fill(), || references.fill());
+        }
         self.blocks += 1;
         self.overlap_blocks += u64::from(overlaps);
         BlockIndex {
@@ -356,7 +364,7 @@ impl StreamingAudit {
             .collect();
         rayon::join(
             || {
-                PrefixIndex::build(
+                PrefixIndex::new(
                     test.source_vocab.len(),
                     &test.sources,
                     source_order,
@@ -365,7 +373,7 @@ impl StreamingAudit {
                 )
             },
             || {
-                PrefixIndex::build(
+                PrefixIndex::new(
                     test.target_vocab.len(),
                     &test.references,
                     target_order,
@@ -456,6 +464,32 @@ mod tests {
         let mut merged = audit_of(Some(true));
         merged.merge(&audit_of(Some(false))).unwrap();
         assert_eq!(merged.blocks(), (2 * blocks, blocks));
+    }
+
+    /// A row of more grams than the overlap counters count, in a block that
+    /// counts overlaps, is probed by prefixes (the block's lists filled for
+    /// it), with the answer of probing every row.
+    #[test]
+    fn rows_too_large_to_count_are_probed() {
+        // 30,000 characters drawn from 20,000: some 75,000 distinct grams.
+        let mut x = 1u32;
+        let huge: String = (0..30_000)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                char::from_u32(0x4E00 + (x >> 8) % 20_000).unwrap()
+            })
+            .collect();
+        let near: String = huge.chars().take(200).collect();
+        let train: Pairs = vec![
+            (huge, "x y".to_string()),
+            ("ab c".to_string(), "xy".to_string()),
+        ];
+        let test: Pairs = vec![
+            (near, "x y".to_string()),
+            ("ab".to_string(), "z".to_string()),
+        ];
+        let whole = answer(SLACK, false, &train, &test, 16);
+        assert_eq!(answer(SLACK, true, &train, &test, 16), whole);
     }
 
     fn pairs(most: usize) -> impl Strategy<Value = Pairs> {
