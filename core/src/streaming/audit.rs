@@ -16,7 +16,7 @@ use crate::score::{min_score, overlap, Bar, Hit};
 use crate::test_set::{check_aligned, prepare};
 
 use super::prefix_index::{GramOrder, PrefixIndex, SLACK};
-use super::probe::{bars, fits, source_side, BlockIndex, Probe};
+use super::probe::{bars, source_side, BlockIndex, Probe};
 use super::test_side::TestSide;
 use super::training_rows::Row;
 use super::vocabulary::{sorted, Text};
@@ -258,8 +258,7 @@ impl StreamingAudit {
             || rows.iter().for_each(|r| count_rows(source_df, r.source)),
             || rows.iter().for_each(|r| count_rows(target_df, r.target)),
         );
-        let fit = rows.iter().all(|r| fits(r.source) && fits(r.target));
-        let index = self.block_index(self.rows_fed + rows.len() as u64, fit);
+        let index = self.block_index(self.rows_fed + rows.len() as u64);
         let k = self.k;
         let before = &self.exposures;
         // A few runs per thread, so that a slow run does not hold the block.
@@ -301,19 +300,12 @@ impl StreamingAudit {
     }
 
     /// The test index for the next block, from the bars so far; `rows` have
-    /// been counted in the document frequencies. Its prefix lists are filled
-    /// unless every row of the block (all `fit` the overlap counters) is
-    /// counted by overlaps.
-    fn block_index(&mut self, rows: u64, fit: bool) -> BlockIndex {
-        let (mut sources, mut references) = self.prefix_indexes(rows);
+    /// been counted in the document frequencies.
+    fn block_index(&mut self, rows: u64) -> BlockIndex {
+        let (sources, references) = self.prefix_indexes(rows);
         let overlaps = self
             .overlaps
             .unwrap_or_else(|| self.overlaps_cheaper(&sources, &references, rows));
-        let counters =
-            self.test.source_overlaps.is_some() && self.test.reference_overlaps.is_some();
-        if !(overlaps && counters && fit) {
-            rayon::join(|| sources.fill(), || references.fill());
-        }
         self.blocks += 1;
         self.overlap_blocks += u64::from(overlaps);
         BlockIndex {
@@ -364,7 +356,7 @@ impl StreamingAudit {
             .collect();
         rayon::join(
             || {
-                PrefixIndex::new(
+                PrefixIndex::build(
                     test.source_vocab.len(),
                     &test.sources,
                     source_order,
@@ -373,7 +365,7 @@ impl StreamingAudit {
                 )
             },
             || {
-                PrefixIndex::new(
+                PrefixIndex::build(
                     test.target_vocab.len(),
                     &test.references,
                     target_order,
@@ -467,8 +459,8 @@ mod tests {
     }
 
     /// A row of more grams than the overlap counters count, in a block that
-    /// counts overlaps, is probed by prefixes (the block's lists filled for
-    /// it), with the answer of probing every row.
+    /// counts overlaps, is probed by prefixes, with the answer of probing
+    /// every row.
     #[test]
     fn rows_too_large_to_count_are_probed() {
         // 30,000 characters drawn from 20,000: some 75,000 distinct grams.

@@ -190,14 +190,9 @@ fn sort_lists<E: Entry>(offsets: &[u32], entries: &mut [E]) {
 /// text's prefix grams (for the row's size) it holds; the text's other
 /// grams (`rest`) complete an exact overlap.
 pub(crate) struct PrefixIndex {
-    /// Where each gram's list starts and ends.
+    /// Per gram: (text, largest row size reaching it), largest first.
     offsets: Vec<u32>,
-    /// Per gram: (text, largest row size reaching it), largest first; made
-    /// by [`PrefixIndex::fill`] for a block that probes (a block counted by
-    /// overlaps reads only the list lengths, in its cost).
-    lists: Option<Lists>,
-    /// The cap of compact lists' row sizes, or `None` for wide lists.
-    compact: Option<u32>,
+    lists: Lists,
     /// Each text's grams in prefix order, its size and its bar.
     order: Arc<GramOrder>,
     texts: Vec<(u32, Bar)>,
@@ -248,8 +243,8 @@ impl GramOrder {
 impl PrefixIndex {
     /// Index `texts` (ids below `vocab_len`, their grams in `order`) for rows
     /// that must pass `bars`, each prefix `slack` grams longer than the
-    /// shortest: the lengths of the lists, which [`PrefixIndex::fill`] fills.
-    pub(crate) fn new(
+    /// shortest.
+    pub(crate) fn build(
         vocab_len: usize,
         texts: &[Text],
         order: Arc<GramOrder>,
@@ -257,12 +252,12 @@ impl PrefixIndex {
         slack: u32,
     ) -> PrefixIndex {
         let compact = (texts.len() <= 1 << 16).then_some(COMPACT_ROWS);
-        PrefixIndex::with_lists(vocab_len, texts, order, bars, slack, compact)
+        PrefixIndex::build_lists(vocab_len, texts, order, bars, slack, compact)
     }
 
-    /// [`PrefixIndex::new`], with compact lists capped at `compact` rows or
-    /// wide lists.
-    fn with_lists(
+    /// [`PrefixIndex::build`], with compact lists capped at `compact` rows
+    /// or wide lists.
+    fn build_lists(
         vocab_len: usize,
         texts: &[Text],
         order: Arc<GramOrder>,
@@ -270,25 +265,31 @@ impl PrefixIndex {
         slack: u32,
         compact: Option<u32>,
     ) -> PrefixIndex {
-        // How many prefix positions of each text some row reaches: the
-        // texts are independent, so counted in parallel.
-        let reached: Vec<usize> = (0..texts.len())
+        // The largest row reaching each prefix position of each text: the
+        // texts are independent, so done in parallel.
+        let reach: Vec<Vec<u32>> = (0..texts.len())
             .into_par_iter()
-            .map(|t| largest_rows(bars[t], texts[t].size, slack, order.of(t).len()).count())
+            .map(|t| largest_rows(bars[t], texts[t].size, slack, order.of(t).len()).collect())
             .collect();
         let mut offsets = vec![0u32; vocab_len + 1];
-        for (t, &reached) in reached.iter().enumerate() {
-            for &g in &order.of(t)[..reached] {
+        for (t, reach) in reach.iter().enumerate() {
+            for &g in &order.of(t)[..reach.len()] {
                 offsets[g as usize + 1] += 1;
             }
         }
         for g in 0..vocab_len {
             offsets[g + 1] += offsets[g];
         }
+        let lists = match compact {
+            Some(rows) => Lists::Compact {
+                entries: fill_lists(&offsets, &order, &reach, rows),
+                rows,
+            },
+            None => Lists::Wide(fill_lists(&offsets, &order, &reach, u32::MAX)),
+        };
         PrefixIndex {
             offsets,
-            lists: None,
-            compact,
+            lists,
             order,
             texts: texts.iter().zip(bars).map(|(t, &b)| (t.size, b)).collect(),
             least_count: texts
@@ -298,29 +299,6 @@ impl PrefixIndex {
                 .collect(),
             slack,
         }
-    }
-
-    /// Fill the lists (once), for the rows of a block that probe them.
-    pub(crate) fn fill(&mut self) {
-        if self.lists.is_some() {
-            return;
-        }
-        let (order, slack) = (&self.order, self.slack);
-        // The largest row reaching each prefix position of each text.
-        let reach: Vec<Vec<u32>> = self
-            .texts
-            .par_iter()
-            .enumerate()
-            .map(|(t, &(n, bar))| largest_rows(bar, n, slack, order.of(t).len()).collect())
-            .collect();
-        let offsets = &self.offsets;
-        self.lists = Some(match self.compact {
-            Some(rows) => Lists::Compact {
-                entries: fill_lists(offsets, order, &reach, rows),
-                rows,
-            },
-            None => Lists::Wide(fill_lists(offsets, order, &reach, u32::MAX)),
-        });
     }
 
     /// The texts whose `counts` of prefix grams (from [`PrefixIndex::probe`])
@@ -373,10 +351,9 @@ impl PrefixIndex {
     }
 
     /// Count, for every text, the grams of `row` (of `row_size` grams in all)
-    /// in the text's prefix for that size; the lists must be filled.
+    /// in the text's prefix for that size.
     pub(crate) fn probe(&self, row: &[u32], row_size: u32, counts: &mut [u32]) {
-        let lists = self.lists.as_ref();
-        match lists.expect("a block's lists are filled before its rows probe them") {
+        match &self.lists {
             Lists::Compact { entries, rows } if row_size <= *rows => {
                 self.probe_lists(entries, row, row_size, counts)
             }
@@ -536,8 +513,7 @@ mod tests {
                 })
                 .collect();
             let order = Arc::new(GramOrder::new(&texts, &df));
-            let mut index = PrefixIndex::with_lists(16, &texts, order, &bars, slack, compact);
-            index.fill();
+            let index = PrefixIndex::build_lists(16, &texts, order, &bars, slack, compact);
             let row: Vec<u32> = row.into_iter().collect();
             let row_size = row.len() as u32 + outside;
             let mut counts = vec![0; texts.len()];
@@ -572,8 +548,7 @@ mod tests {
         let half = Score::jaccard(1, 1, 2);
         let order = Arc::new(GramOrder::new(&texts, &df));
         let bars = [Bar::at_least(half), Bar::OPEN];
-        let mut index = PrefixIndex::new(4, &texts, Arc::clone(&order), &bars, 0);
-        index.fill();
+        let index = PrefixIndex::build(4, &texts, Arc::clone(&order), &bars, 0);
         // Rows of 2 grams must share 2 of text 0's 4: its 3 rarest
         // (1, 3, 2) are the prefix. Rows of 4 must share 3: (1, 3).
         assert_eq!(index.rest(0, 2), &[0]);
@@ -587,8 +562,7 @@ mod tests {
         assert_eq!(counts, vec![1, 1]);
         // One gram of slack: rows of 4 also count gram 2, and must share
         // two prefix grams to pass text 0.
-        let mut index = PrefixIndex::new(4, &texts, order, &bars, 1);
-        index.fill();
+        let index = PrefixIndex::build(4, &texts, order, &bars, 1);
         assert_eq!(index.rest(0, 4), &[0]);
         let mut reached = Vec::new();
         index.reached(&[1, 1], &mut reached);

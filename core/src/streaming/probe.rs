@@ -93,11 +93,6 @@ pub(crate) fn source_side(bars: [Bar; 3], has_references: bool) -> Bar {
     }
 }
 
-/// Whether a row's text fits the overlap counters' arithmetic.
-pub(crate) fn fits(t: &Text) -> bool {
-    t.size <= MOST_GRAMS
-}
-
 /// What a block's rows are probed with: the prefix indexes of the sources
 /// and the references, and whether rows that fit the overlap counters count
 /// their exact overlaps instead.
@@ -261,6 +256,7 @@ impl<'a> Probe<'a> {
     }
 
     pub(crate) fn row(&mut self, index: &BlockIndex, row: u64, r: &Row) {
+        let fits = |t: &Text| t.size <= MOST_GRAMS;
         match self.counters() {
             Some(counters) if index.overlaps && fits(r.source) && fits(r.target) => {
                 self.row_by_overlaps(counters, &index.references, row, r)
