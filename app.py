@@ -12,7 +12,14 @@ import pandas as pd
 
 from tame_mt_metric.errors import TameError
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.space import EXAMPLE, example_inputs, run, uploaded_inputs
+from tame_mt_metric.space import (
+    EXAMPLE,
+    LIMITS,
+    MAX_UPLOAD,
+    example_inputs,
+    run,
+    uploaded_inputs,
+)
 
 UPLOAD = "My own files (plain text or .gz, one sentence per line)"
 
@@ -73,6 +80,7 @@ def build_demo() -> gr.Blocks:
         )
         with gr.Row():
             source = gr.Radio([EXAMPLE, UPLOAD], value=EXAMPLE, label="data", elem_id="source")
+        gr.Markdown(LIMITS, elem_id="limits")
         with gr.Row():
             train_src = gr.File(label="training sources", type="filepath")
             train_tgt = gr.File(label="training targets", type="filepath")
@@ -128,4 +136,4 @@ def build_demo() -> gr.Blocks:
 
 
 if __name__ == "__main__":
-    build_demo().launch()
+    build_demo().launch(max_file_size=MAX_UPLOAD)

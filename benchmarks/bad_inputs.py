@@ -1,9 +1,11 @@
 """Bad input, the way users give it: through ``compute()`` (and the metric's
-load-time options), the Python API and the command line. Every case must end
-in one of the package's typed errors whose message names the place (the
-argument, option or file); anything else (a raw exception, a message that
-does not say where, a traceback from the CLI, or a run that accepts the input)
-is listed.
+load-time options), the Python API, the command line and the Space. Every case
+must end in one of the package's typed errors whose message names the place
+(the argument, option or file); anything else (a raw exception, a message that
+does not say where, a traceback from the CLI, a run that accepts the input, or
+one that hangs past its time) is listed. Hostile files are among them: a FIFO,
+``/dev/zero``, ``/dev/urandom`` and ``/dev/null`` in a file's place, a gzip bomb
+of one endless line, a file of a million empty lines.
 
     python benchmarks/bad_inputs.py
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -103,9 +107,14 @@ def _option_cases(folder: Path) -> list[Case]:
         "lowercase": ["yes", 1, None],
         "min_bin_size_warning": [-1, "x", 2.5],
         "bleu_tokenize": ["nope", 3],
-        "chrf_word_order": [-1, "2", 3.5],
-        "block_rows": [0, "x"],
+        "chrf_word_order": [-1, "2", 3.5, 1000],
+        "block_rows": [0, "x", 10**9],
         "colour": ["blue"],
+        "n_bootstrap": [10**9, -1],
+        "curve_bands": [10**9, 0],
+        "curve_edges": [(0.5, 0.3), (0.0, 0.5)],
+        "seed": [2**70, -1],
+        "confidence": [1.0],
     }
     cases: list[Case] = []
     for name, options in values.items():
@@ -116,16 +125,24 @@ def _option_cases(folder: Path) -> list[Case]:
                 return metric.compute(**GOOD)
 
             cases.append((f"load({name}={value!r})", name, call))
-    cases.append(
-        (
-            "load(tame_cache_dir=<a file>)",
-            "tame_cache_dir",
-            lambda: tame_mt_metric.load(
-                train=TRAIN, tame_cache_dir=str(a_file), keep_in_memory=True
-            ).compute(**GOOD),
+    for what, cache_dir in (
+        ("a file", a_file),
+        ("under a file", a_file / "cache"),
+        ("/proc/x", Path("/proc/x")),
+    ):
+        cases.append(
+            (
+                f"load(tame_cache_dir=<{what}>)",
+                "tame_cache_dir",
+                partial(_with_cache, cache_dir),
+            )
         )
-    )
     return cases
+
+
+def _with_cache(cache_dir: Path) -> object:
+    metric = tame_mt_metric.load(train=TRAIN, tame_cache_dir=str(cache_dir), keep_in_memory=True)
+    return metric.compute(**GOOD)
 
 
 def _api_cases(folder: Path) -> list[Case]:
@@ -176,6 +193,7 @@ def _api_cases(folder: Path) -> list[Case]:
             lambda: stream_exposures([("a", "b")], []),
         ),
         ("RetrievalConfig(top_k=0)", "top_k", lambda: RetrievalConfig(top_k=0)),
+        ("RetrievalConfig(top_k=10**9)", "top_k", lambda: RetrievalConfig(top_k=10**9)),
         ("RetrievalConfig(threads=4096)", "threads", lambda: RetrievalConfig(threads=4096)),
     ]
     files = _bad_files(folder)
@@ -194,6 +212,24 @@ def _bad_files(folder: Path) -> dict[str, Path]:
         "invalid UTF-8": folder / "latin1.txt",
         "invalid UTF-8 in .gz": folder / "latin1.txt.gz",
     }
+    files.update(
+        {
+            "a FIFO": folder / "fifo.txt",
+            "a symlink to /dev/zero": folder / "zero.txt",
+            "a symlink to /dev/urandom": folder / "urandom.txt",
+            "/dev/null": Path("/dev/null"),
+            "a gzip bomb of one line": folder / "bomb.txt.gz",
+            "a line over the limit": folder / "long.txt",
+        }
+    )
+    if not files["a FIFO"].exists():
+        os.mkfifo(files["a FIFO"])
+        files["a symlink to /dev/zero"].symlink_to("/dev/zero")
+        files["a symlink to /dev/urandom"].symlink_to("/dev/urandom")
+    with gzip.open(files["a gzip bomb of one line"], "wb") as bomb:
+        for _ in range(64):
+            bomb.write(bytes(1 << 20))  # 64 MiB of NULs, no newline: 64 KiB compressed
+    files["a line over the limit"].write_text("x" * (2 << 20) + "\n", encoding="utf-8")
     files["truncated .gz"].write_bytes(whole[: len(whole) // 2])
     files["plain file named .gz"].write_text("Mhello\n", encoding="utf-8")
     files["invalid UTF-8"].write_bytes("caf\u00e9\n".encode("latin-1"))
@@ -224,6 +260,12 @@ def _cli_cases(folder: Path) -> list[tuple[str, str, list[str]]]:
             flat = [x for pair in args.items() for x in pair]
             cases.append((f"score {role} <{name}>", str(path), ["score", *flat]))
     for option, value in (
+        ("--n-bootstrap", "1000000000"),
+        ("--curve-bands", "1000000000"),
+        ("--chrf-word-order", "1000"),
+        ("--curve-edges", "0.5,0.3"),
+        ("--seed", "1180591620717411303424"),
+        ("--max-line-bytes", "0"),
         ("--threads", "0"),
         ("--threads", "100000"),
         ("--far-threshold", "2"),
@@ -257,6 +299,60 @@ def _cli_cases(folder: Path) -> list[tuple[str, str, list[str]]]:
             ["score", "--train-dataset", str(good), *base],
         )
     )
+    index = folder / "index"
+    if not index.exists():
+        subprocess.run(
+            [sys.executable, "-m", "tame_mt_metric", "index", "build", *train, "--out", str(index)],
+            check=True,
+            capture_output=True,
+        )
+    for setting in (["--lowercase"], ["--ngram-orders", "2,3"], ["--strip-diacritics"]):
+        cases.append(
+            (
+                f"score --index <built without {setting[0]}> {' '.join(setting)}",
+                "built with the settings",
+                ["score", "--index", str(index), *base, *setting],
+            )
+        )
+    for device in ("/dev/zero", "/dev/urandom"):
+        cases.append(
+            (
+                f"lookup < {device}",
+                "standard input",
+                ["lookup", "--index", str(index), f"<{device}"],
+            )
+        )
+    return cases
+
+
+def _space_cases(folder: Path) -> list[Case]:
+    from tame_mt_metric.space import uploaded_inputs
+
+    good = folder / "good.txt"
+    empty_lines = folder / "newlines.txt.gz"
+    with gzip.open(empty_lines, "wb") as bomb:
+        for _ in range(64):
+            bomb.write(b"\n" * (1 << 20))  # 64 Mi empty lines
+    cases: list[Case] = []
+    bad = {**_bad_files(folder), "a newline bomb": empty_lines}
+    for name, path in bad.items():
+        for upload in ("training sources", "test sources", "hypotheses"):
+            files = {"training sources": good, "test sources": good, "hypotheses": good}
+            files[upload] = path
+            cases.append(
+                (
+                    f"Space upload: {upload} <{name}>",
+                    upload,
+                    partial(
+                        uploaded_inputs,
+                        str(files["training sources"]),
+                        str(good),
+                        str(files["test sources"]),
+                        [str(good)],
+                        str(files["hypotheses"]),
+                    ),
+                )
+            )
     return cases
 
 
@@ -265,7 +361,12 @@ def _names(place: str, message: str) -> bool:
     return place in message or place.replace("_", "-") in message
 
 
+def _on_alarm(signum: int, frame: object) -> None:
+    raise TimeoutError
+
+
 def main() -> None:
+    signal.signal(signal.SIGALRM, _on_alarm)
     outcomes: Counter[tuple[str, str]] = Counter()
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as name:
@@ -274,10 +375,15 @@ def main() -> None:
             *(("compute()", c) for c in _compute_cases()),
             *(("compute() options", c) for c in _option_cases(folder)),
             *(("Python API", c) for c in _api_cases(folder)),
+            *(("Space", c) for c in _space_cases(folder)),
         ]
         for group, (what, place, call) in python_cases:
+            signal.alarm(60)
             try:
                 call()
+            except TimeoutError:
+                outcomes[(group, "hang")] += 1
+                problems.append(f"{what}: no answer after 60 s")
             except (TameError, FileNotFoundError) as exc:
                 named = _names(place, str(exc))
                 outcomes[
@@ -291,13 +397,24 @@ def main() -> None:
             else:
                 outcomes[(group, "accepted")] += 1
                 problems.append(f"{what}: accepted")
+            finally:
+                signal.alarm(0)
         for what, place, args in _cli_cases(folder):
-            done = subprocess.run(
-                [sys.executable, "-m", "tame_mt_metric", *args, "--quiet"],
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
+            stdin = next((a[1:] for a in args if a.startswith("<")), None)
+            args = [a for a in args if not a.startswith("<")]
+            try:
+                with open(stdin or os.devnull, "rb") as source:
+                    done = subprocess.run(
+                        [sys.executable, "-m", "tame_mt_metric", *args, "--quiet"],
+                        stdin=source,
+                        capture_output=True,
+                        text=True,
+                        timeout=120,
+                    )
+            except subprocess.TimeoutExpired:
+                outcomes[("CLI", "hang")] += 1
+                problems.append(f"{what}: no answer after 120 s")
+                continue
             # One error line (argparse's own usage errors print the usage first).
             last = (done.stderr.strip().splitlines() or [""])[-1]
             error_line = last.startswith("tame-mt-metric") and "error:" in last
@@ -310,10 +427,16 @@ def main() -> None:
                     kind = "typed, place unnamed"
                 outcomes[("CLI", kind)] += 1
                 problems.append(f"{what}: exit {done.returncode}: {done.stderr.strip()[-300:]}")
-    kinds = ("typed, names the place", "typed, place unnamed", "other exception", "accepted")
+    kinds = (
+        "typed, names the place",
+        "typed, place unnamed",
+        "other exception",
+        "accepted",
+        "hang",
+    )
     print(f"| entry point | cases | {' | '.join(kinds)} |")
     print(f"| --- | ---: | {' | '.join('---:' for _ in kinds)} |")
-    for group in ("compute()", "compute() options", "Python API", "CLI"):
+    for group in ("compute()", "compute() options", "Python API", "Space", "CLI"):
         counts = [outcomes[(group, k)] for k in kinds]
         print(f"| {group} | {sum(counts)} | {' | '.join(str(c) for c in counts)} |")
     print(f"\n{len(problems)} cases other than a typed error naming the place:")

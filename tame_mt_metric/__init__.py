@@ -24,10 +24,12 @@ from tame_mt_metric.errors import (
     EmptyTestSetError,
     IndexFileError,
     InputTextError,
+    InputTooLargeError,
     InvalidOptionError,
     MisalignedInputError,
     MissingColumnError,
     SegmentFileError,
+    SpecialFileError,
     TameError,
 )
 from tame_mt_metric.loading import LOADING_SCRIPT, load
@@ -76,6 +78,7 @@ __all__ = [
     "Exposures",
     "IndexFileError",
     "InputTextError",
+    "InputTooLargeError",
     "InvalidOptionError",
     "ItemExposure",
     "MisalignedInputError",
@@ -83,6 +86,7 @@ __all__ = [
     "Neighbour",
     "RetrievalConfig",
     "SegmentFileError",
+    "SpecialFileError",
     "StreamingAudit",
     "TameConfig",
     "TameError",

@@ -1,12 +1,20 @@
-"""Content digests of texts, for cache keys."""
+"""Content digests of texts, for cache keys, and the proof every artifact
+carries: one digest over its fields (as sorted JSON) and its content (lines of
+text), written beside the content and compared before a number is read from
+it. Audit files, partial audits of shards, index manifests and segment
+sidecars all use it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import xxhash
 
-__all__ = ["digest"]
+__all__ = ["PROOF", "digest", "proof", "proved"]
+
+PROOF = "proof"  # the field that holds the proof, left out of what it proves
 
 
 def digest(*parts: str | Iterable[str]) -> str:
@@ -22,3 +30,14 @@ def digest(*parts: str | Iterable[str]) -> str:
             h.update(len(data).to_bytes(8, "little"))
             h.update(data)
     return h.hexdigest()
+
+
+def proof(fields: Mapping[str, Any], content: Iterable[str] = ()) -> str:
+    """The digest of ``fields`` (all but ``PROOF``) and of the ``content`` lines."""
+    own = {k: v for k, v in fields.items() if k != PROOF}
+    return digest(json.dumps(own, sort_keys=True, ensure_ascii=False), content)
+
+
+def proved(fields: Mapping[str, Any], content: Iterable[str] = ()) -> bool:
+    """``fields`` carry the proof of themselves and of ``content``."""
+    return fields.get(PROOF) == proof(fields, content)

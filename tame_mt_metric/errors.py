@@ -10,11 +10,13 @@ __all__ = [
     "EmptyTestSetError",
     "IndexFileError",
     "InputTextError",
+    "InputTooLargeError",
     "InvalidOptionError",
     "MisalignedInputError",
     "MissingColumnError",
     "MissingModelError",
     "SegmentFileError",
+    "SpecialFileError",
     "TameError",
     "UndefinedCorrelationError",
 ]
@@ -46,6 +48,17 @@ class InputTextError(TameError, ValueError):
     """An input item is not text (None, bytes, a number), a file is not valid UTF-8,
     or a row of a score table is malformed (wrong column count, a score out of
     range, an empty field, a repeated rating)."""
+
+
+class InputTooLargeError(TameError, ValueError):
+    """An input passes a bound set against absurd work: a line longer than the line
+    limit (a gzip bomb, a binary file), a file larger than its kind allows, or a
+    test set larger than its limit. The message names the input and the limit."""
+
+
+class SpecialFileError(TameError, ValueError):
+    """A path names a FIFO, a device, a socket or a folder where a regular file is
+    read (such a read could block or never end), or cannot be examined."""
 
 
 class EmptyTestSetError(TameError, ValueError):

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tame_mt_metric.cache.corpus_file import texts_of_index
-from tame_mt_metric.cache.index_files import open_saved
+from tame_mt_metric.cache.corpus_file import open_with_text, texts_of_index
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
@@ -36,8 +35,9 @@ class Match:
 
 class SavedIndex:
     """A saved index and the training text beside it, opened once and asked many
-    times. The index's arrays are checked when it is opened; of the text, the
-    blocks that hold the rows found, each time (``texts_of_index``)."""
+    times. The index's arrays and settings are checked when it is opened
+    (``open_with_text``); of the text, the blocks that hold the rows found, each
+    time (``texts_of_index``)."""
 
     def __init__(self, folder: Path, index: TrainingIndex) -> None:
         self.folder = folder
@@ -46,7 +46,7 @@ class SavedIndex:
     @classmethod
     def open(cls, folder: str | Path, threads: int | None = None) -> SavedIndex:
         folder = Path(folder)
-        return cls(folder, open_saved(folder, threads))
+        return cls(folder, open_with_text(folder, threads=threads))
 
     def lookup(self, sentences: Sequence[str], top_k: int = 1) -> list[list[Match]]:
         """The ``top_k`` training pairs nearest each sentence by its source side, best

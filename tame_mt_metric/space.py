@@ -26,6 +26,8 @@ from tame_mt_metric.retrieval.inputs import read_lines
 __all__ = [
     "EXAMPLE",
     "HEADLINE",
+    "LIMITS",
+    "MAX_UPLOAD",
     "SpaceResult",
     "example_inputs",
     "highlight",
@@ -34,6 +36,17 @@ __all__ = [
 ]
 
 EXAMPLE = "Swahili -> Zulu Bible verses (bundled, CC0), simulated system"
+# What a shared demo accepts, so that no upload can stall or exhaust it: each
+# uploaded file (as sent, gzip or not; gradio refuses larger ones), the lines of
+# each file and their text once decompressed (a gzip bomb stops at the bound).
+MAX_UPLOAD = "20mb"
+MAX_UPLOAD_LINES = 200_000
+MAX_UPLOAD_TEXT = 100 << 20
+LIMITS = (
+    f"Each upload: at most {MAX_UPLOAD.upper()} as sent, {MAX_UPLOAD_LINES:,} lines and "
+    f"{MAX_UPLOAD_TEXT >> 20} MB of text once decompressed, lines of at most 1 MB. "
+    "Larger corpora: the command line or the Python API."
+)
 HEADLINE = (
     ("bleu", "BLEU"),
     ("chrf", "chrF++"),
@@ -74,7 +87,7 @@ def example_inputs() -> dict[str, Any]:
 def _read(name: str, path: str | None) -> list[str]:
     if not path:
         raise InputTextError(f"{name}: no file uploaded")
-    return read_lines(path)
+    return read_lines(path, name, MAX_UPLOAD_LINES, MAX_UPLOAD_TEXT)
 
 
 def uploaded_inputs(

@@ -20,7 +20,7 @@ from tame_mt_metric._moved import MOVED
 PACKAGE = Path(__file__).resolve().parent.parent / "tame_mt_metric"
 
 # Each group, and the groups it may import (besides itself).
-BASE = ("_version", "errors", "digest", "progress", "_moved")
+BASE = ("_version", "errors", "digest", "files", "progress", "_moved")
 ALLOWED: Mapping[str, frozenset[str]] = {
     "base": frozenset(),
     "retrieval": frozenset({"base"}),

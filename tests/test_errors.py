@@ -17,6 +17,7 @@ from tame_mt_metric import (
     InvalidOptionError,
     MisalignedInputError,
     RetrievalConfig,
+    SpecialFileError,
     StreamingAudit,
     TameError,
     TrainingIndex,
@@ -195,7 +196,7 @@ def test_gzip_damage_names_the_file(tmp_path: Path) -> None:
 
 
 def test_a_folder_is_not_a_text_file(tmp_path: Path) -> None:
-    with pytest.raises(InputTextError, match=f"{tmp_path}: a folder, not a text file"):
+    with pytest.raises(SpecialFileError, match=f"{tmp_path}: a folder, not a file"):
         read_lines(tmp_path)
 
 

@@ -255,10 +255,12 @@ CONFIDENCE = "confidence: expected a number strictly between 0 and 1"
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"n_bootstrap": -1}, "n_bootstrap: expected an integer >= 0, got -1"),
-        ({"n_bootstrap": 10.0}, "n_bootstrap: expected an integer >= 0, got 10.0"),
-        ({"seed": "1"}, "seed: expected an integer, got '1'"),
-        ({"seed": None}, "seed: expected an integer, got None"),
+        ({"n_bootstrap": -1}, "n_bootstrap: expected an integer in [0, 100,000], got -1"),
+        ({"n_bootstrap": 10.0}, "n_bootstrap: expected an integer in [0, 100,000], got 10.0"),
+        ({"n_bootstrap": 100_001}, "n_bootstrap: expected an integer in [0, 100,000], got 100001"),
+        ({"seed": "1"}, "seed: expected an integer in [0, 2**64), got '1'"),
+        ({"seed": None}, "seed: expected an integer in [0, 2**64), got None"),
+        ({"seed": 2**70}, "seed: expected an integer in [0, 2**64), got 1180591620717411303424"),
         ({"confidence": 1.0}, f"{CONFIDENCE}, got 1.0"),
         ({"confidence": 95}, f"{CONFIDENCE}, got 95"),
         ({"confidence": math.nan}, f"{CONFIDENCE}, got nan"),

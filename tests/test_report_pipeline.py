@@ -183,7 +183,7 @@ def test_signature_snapshot() -> None:
             chrf_word_order=0,
             tm_zero_policy="nearest",
             strategy="streaming",
-            curve_edges=(0.5, 0.25),
+            curve_edges=(0.25, 0.5),
             n_bootstrap=0,
         ),
     )

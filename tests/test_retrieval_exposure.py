@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tame_mt_metric import RetrievalConfig, find_exposures, stream_exposures
+from tame_mt_metric.retrieval.config import MAX_TOP_K
 from tame_mt_metric.retrieval.reference import brute_force_exposures
 from tests.strategies import corpus, held_out
 
@@ -99,6 +100,6 @@ def test_streaming_from_an_iterator_matches_lists() -> None:
 
 def test_a_top_k_larger_than_the_corpus_lists_every_row() -> None:
     for strategy in ("indexed", "streaming"):
-        config = RetrievalConfig(top_k=10**9, strategy=strategy)
+        config = RetrievalConfig(top_k=MAX_TOP_K, strategy=strategy)
         ex = find_exposures(["b", "ab", "a"], ["1", "2", "3"], ["a"], config=config)
         assert [n.row for n in ex[0].source] == [2, 0, 1]

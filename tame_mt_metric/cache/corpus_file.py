@@ -5,20 +5,29 @@ index's row count; anything else is an ``IndexFileError``."""
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
 import tame_mt_core as _core
 
-from tame_mt_metric.cache.index_files import read_manifest
-from tame_mt_metric.errors import IndexFileError
+from tame_mt_metric.cache.index_files import open_saved, read_index, read_manifest
+from tame_mt_metric.errors import IndexFileError, SpecialFileError
+from tame_mt_metric.files import regular_file, write_arrow
+from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.exposure import TrainingIndex
+from tame_mt_metric.retrieval.grams import grams
 from tame_mt_metric.retrieval.text_files import TextFiles
 
-__all__ = ["CORPUS_FILE", "corpus_of_index", "texts_of_index", "write_corpus"]
+__all__ = [
+    "CORPUS_FILE",
+    "corpus_of_index",
+    "open_with_text",
+    "texts_of_index",
+    "write_corpus",
+]
 
 CORPUS_FILE = "corpus.arrow"
 # The fingerprint's blocks (core/src/fingerprint.rs): each one's digest is kept,
@@ -26,8 +35,9 @@ CORPUS_FILE = "corpus.arrow"
 BLOCK_ROWS: int = _core.FINGERPRINT_BLOCK_ROWS
 
 
-def write_corpus(folder: Path, corpus: TrainingCorpus) -> None:
-    """Save the training text beside an index, whole (temporary name, then rename)."""
+def write_corpus(folder: Path, corpus: TrainingCorpus) -> dict[str, str]:
+    """Save the training text beside an index, whole (temporary name, then rename);
+    returns the manifest's field that names it."""
     if isinstance(corpus, TextFiles) or not corpus.is_arrow:
         columns = [pa.array(corpus.sources), pa.array(corpus.targets)]
     else:
@@ -43,13 +53,8 @@ def write_corpus(folder: Path, corpus: TrainingCorpus) -> None:
         raise IndexFileError(f"{folder}: the corpus changed while it was saved")
     meta = {"train_fingerprint": corpus.fingerprint, "block_digests": ",".join(digests)}
     table = table.replace_schema_metadata(meta)
-    tmp = folder / f".{CORPUS_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        os.replace(tmp, folder / CORPUS_FILE)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_arrow(folder / CORPUS_FILE, table)
+    return {"corpus_file": CORPUS_FILE}
 
 
 def _block_digests(table: pa.Table) -> list[str]:
@@ -63,10 +68,14 @@ def _open(folder: Path) -> tuple[pa.Table, dict[bytes, bytes]]:
     """The saved table, memory-mapped (its buffers keep the mapping open; the core
     reads them in place), and its metadata; nothing is checked yet."""
     path = folder / CORPUS_FILE
-    if not path.is_file():
+    if not path.exists():
         raise IndexFileError(
             f"{folder}: no {CORPUS_FILE}; build it with 'tame-mt-metric index build'"
         )
+    try:
+        regular_file(path, "training text")
+    except (FileNotFoundError, SpecialFileError) as exc:
+        raise IndexFileError(str(exc)) from exc
     try:
         table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
         table.validate()
@@ -128,3 +137,49 @@ def texts_of_index(folder: Path, rows: Sequence[int]) -> tuple[dict[int, str], d
         sources.update((start + r, t) for r, t in part.sources_at(mine).items())
         targets.update((start + r, t) for r, t in part.targets_at(mine).items())
     return sources, targets
+
+
+# Rows of the saved text read back to prove an index's settings when it is opened.
+SETTINGS_SAMPLE = 64
+
+
+def open_with_text(
+    folder: Path,
+    config: RetrievalConfig | None = None,
+    threads: int | None = None,
+    full: bool = False,
+) -> TrainingIndex:
+    """A saved index with its training text, opened with ``config`` (whose settings
+    must be the index's) or with the settings its manifest names, and those
+    settings proved on the index's own rows: a sample of the saved text, read with
+    them, must be found in the index at similarity 1 on both sides. A manifest
+    whose settings were edited, or that was put beside another index, fails here
+    instead of answering with other neighbours."""
+    if config is None:
+        index = open_saved(folder, threads, full)
+    else:
+        index = read_index(folder, replace(config, threads=threads or config.threads), full)
+    manifest = read_manifest(folder)
+    if manifest.get("corpus_file") == CORPUS_FILE or (folder / CORPUS_FILE).exists():
+        _prove_settings(folder, index)
+    return index
+
+
+def _prove_settings(folder: Path, index: TrainingIndex) -> None:
+    step = max(1, index.rows // SETTINGS_SAMPLE)
+    rows = list(range(0, index.rows, step))[:SETTINGS_SAMPLE]
+    sources, targets = texts_of_index(folder, rows)
+    config = replace(index.config, top_k=1)
+    # A text without grams has no neighbour to prove: every row scores 0 against it.
+    kept = [r for r in rows if grams(sources[r], config) and grams(targets[r], config)]
+    found = TrainingIndex(index._core, config).find_exposures(
+        [sources[r] for r in kept], [targets[r] for r in kept]
+    )
+    for row, item in zip(kept, found.items, strict=True):
+        for side, best in (("source", item.source[0]), ("target", item.target[0])):
+            if best.overlap != best.union:
+                raise IndexFileError(
+                    f"{folder}: the {side} of training row {row}, read with the settings "
+                    f"its manifest names ({index.config.signature()}), is not in the index: "
+                    "the manifest does not describe this index"
+                )

@@ -42,6 +42,7 @@ __all__ = [
     "discard",
     "list_entries",
     "remove",
+    "uncached",
 ]
 
 CACHE_ENV = "TAME_MT_CACHE"
@@ -74,6 +75,23 @@ class CacheOptions:
 
     def root(self) -> Path:
         return cache_root(self.cache_dir)
+
+    def prepare(self) -> None:
+        """A cache folder named by the user (``tame_cache_dir``, ``--cache-dir``) is
+        created now when missing, so that one that cannot be (under a file, on a
+        virtual file system) is an error naming it before any work. A folder that
+        exists but cannot be written (read-only, full) still serves what it holds;
+        what cannot be stored is said with a ``CacheWarning``."""
+        if not self.enabled or self.cache_dir is None:
+            return
+        root = self.root()
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidOptionError(
+                f"the cache folder (tame_cache_dir, --cache-dir) {root}: cannot be created "
+                f"({exc.strerror or exc})"
+            ) from exc
 
     def key_of(self, corpus: TrainingCorpus | TrainingStream) -> str:
         return self.train_key or corpus.fingerprint
@@ -149,8 +167,14 @@ def cached_index(
     cache = cache or CacheOptions()
     key = cache.key_of(corpus)
     folder = _index_folder(cache.root(), key, config)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with _lock(folder):
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        lock = _lock(folder)
+        lock.acquire()
+    except OSError as exc:  # a read-only or full cache: the index is built all the same
+        uncached(folder.parent, exc)
+        return _build(corpus, config)
+    try:
         if folder.exists() or folder.is_symlink():
             try:
                 _check_corpus(folder, corpus)
@@ -160,13 +184,34 @@ def cached_index(
                 discard(folder)
             else:
                 return index
-        with progress("indexing", 2 * corpus.num_rows) as advance:
-            built = TrainingIndex.build(*corpus.whole(), config, advance)
+        built = _build(corpus, config)
         extra = {"train_key": key, "train_rows": corpus.num_rows}
-        write_index(built, folder, {**extra, "train_fingerprint": corpus.fingerprint})
+        try:
+            write_index(built, folder, {**extra, "train_fingerprint": corpus.fingerprint})
+        except OSError as exc:
+            uncached(folder.parent, exc)
+            return built
         BUILDS["index"] += 1
         del built  # the memory-mapped copy replaces it
         return read_index(folder, config)
+    finally:
+        lock.release()
+
+
+def _build(corpus: TrainingCorpus, config: RetrievalConfig) -> TrainingIndex:
+    with progress("indexing", 2 * corpus.num_rows) as advance:
+        return TrainingIndex.build(*corpus.whole(), config, advance)
+
+
+def uncached(folder: Path, exc: OSError) -> None:
+    """Say why nothing was cached: the answer is computed all the same."""
+    reason = exc.strerror or str(exc)
+    warnings.warn(
+        f"nothing was cached: {folder} cannot be written ({reason}); the numbers are "
+        "computed all the same",
+        CacheWarning,
+        stacklevel=3,
+    )
 
 
 @dataclass(frozen=True)

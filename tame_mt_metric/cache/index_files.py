@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,8 +21,9 @@ from typing import Any
 import pyarrow as pa
 import tame_mt_core as _core
 
-from tame_mt_metric.cache.proof import PROOF, proof, proved
-from tame_mt_metric.errors import IndexFileError
+from tame_mt_metric.digest import PROOF, proof, proved
+from tame_mt_metric.errors import IndexFileError, SpecialFileError
+from tame_mt_metric.files import fsync_folder, read_small, regular_file
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
@@ -37,6 +40,8 @@ __all__ = [
 MANIFEST = "manifest.json"
 _TYPES = {1: pa.uint8(), 4: pa.uint32(), 8: pa.uint64(), 16: pa.binary(16)}
 _IPC = pa.ipc.IpcWriteOptions(allow_64bit=True)
+# An array's name in a manifest: a plain file name, so every member is in the folder.
+_ARRAY_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}(\.[a-z][a-z0-9_]{0,31})?")
 
 
 def index_settings(config: RetrievalConfig) -> dict[str, Any]:
@@ -53,10 +58,37 @@ def _write_array(path: Path, name: str, width: int, nbytes: int, index: Training
         w.write_batch(pa.record_batch([array], schema=schema))
 
 
-def write_index(index: TrainingIndex, folder: Path, extra: dict[str, Any] | None = None) -> None:
-    """Write ``index`` as ``folder`` (which must not exist): arrays and manifest
-    go to a temporary sibling first, which is renamed into place whole, so a
-    reader sees either no index or a complete one."""
+def _remove_abandoned(folder: Path) -> None:
+    """Remove the temporary folders of builds of ``folder`` whose process has died
+    (a SIGKILL leaves them); those of live processes are theirs."""
+    for tmp in folder.parent.glob(f"{folder.name}.tmp-*"):
+        pid = tmp.name.rsplit(".tmp-", 1)[1].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def write_index(
+    index: TrainingIndex,
+    folder: Path,
+    extra: dict[str, Any] | None = None,
+    members: Callable[[Path], dict[str, Any]] | None = None,
+) -> None:
+    """Write ``index`` as ``folder`` (which must not exist): arrays, ``members``
+    (more files written into the folder, such as the training text; what it
+    returns joins the manifest) and the manifest go to a temporary sibling first,
+    flushed to disk, which is renamed into place whole, so a reader (or a crash)
+    sees either no index or a complete one."""
+    _remove_abandoned(folder)
     tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     tmp.mkdir(parents=True)
     try:
@@ -73,18 +105,29 @@ def write_index(index: TrainingIndex, folder: Path, extra: dict[str, Any] | None
             "settings": index_settings(index.config),
             "arrays": arrays,
             **(extra or {}),
+            **(members(tmp) if members else {}),
         }
         manifest[PROOF] = proof(manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        for member in tmp.iterdir():
+            fd = os.open(member, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        fsync_folder(tmp)
         os.rename(tmp, folder)
+        fsync_folder(folder.parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
+    if not folder.is_dir():
+        raise IndexFileError(f"{folder}: not an index folder (no such folder)")
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(read_small(folder / MANIFEST, "index manifest").decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise IndexFileError(f"{folder / MANIFEST}: not a readable index manifest ({exc})") from exc
     if not isinstance(manifest, dict):
@@ -111,9 +154,14 @@ def _count(value: object, bound: int = 1 << 63) -> int:
 
 
 def _read_array(folder: Path, entry: dict[str, Any]) -> tuple[Any, int]:
-    name, path = entry["name"], folder / f"{entry['name']}.arrow"
-    if not isinstance(name, str) or entry["width"] not in _TYPES:
+    name = entry["name"]
+    if not isinstance(name, str) or not _ARRAY_NAME.fullmatch(name) or entry["width"] not in _TYPES:
         raise ValueError(f"an array entry of another shape: {entry!r}")
+    path = folder / f"{name}.arrow"  # a plain name: inside the folder
+    try:
+        regular_file(path, "index array")
+    except (FileNotFoundError, SpecialFileError) as exc:
+        raise IndexFileError(str(exc)) from exc
     checksum = _count(entry["xxh3_64"], 1 << 64)
     _count(entry["bytes"])
     try:
@@ -156,7 +204,9 @@ def read_index(folder: Path, config: RetrievalConfig, full: bool = False) -> Tra
     manifest = read_manifest(folder)
     if manifest.get("settings") != index_settings(config):
         raise IndexFileError(
-            f"{folder}: built with {manifest.get('settings')}, asked for {index_settings(config)}"
+            f"{folder}: built with the settings {manifest.get('settings')}, but "
+            f"{index_settings(config)} were asked for; leave them out to use the index's, "
+            "or build an index with them"
         )
     try:
         arrays = {entry["name"]: _read_array(folder, entry) for entry in manifest["arrays"]}

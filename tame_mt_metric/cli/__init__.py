@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 import traceback
 
 from tame_mt_metric.errors import InvalidOptionError, TameError
+from tame_mt_metric.files import DEFAULT_LINE_LIMIT, LINE_LIMIT_ENV, line_limit
 
 __all__ = ["main"]
 
@@ -38,6 +40,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--quiet", action="store_true", help="no report on stdout")
     common.add_argument("--verbose", action="store_true", help="stage timings, tracebacks")
+    common.add_argument(
+        "--max-line-bytes",
+        type=int,
+        metavar="N",
+        help=f"the longest input line read (default {DEFAULT_LINE_LIMIT:,}; {LINE_LIMIT_ENV})",
+    )
     parser = argparse.ArgumentParser(
         prog="tame-mt-metric",
         description="Training-aware MT evaluation: exposure of a test set to training data, "
@@ -65,6 +73,9 @@ def _run(argv: list[str] | None) -> int:
     parser = build_parser(words[0] if words else None)
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "max_line_bytes", None) is not None:
+            os.environ[LINE_LIMIT_ENV] = str(args.max_line_bytes)
+            line_limit()  # checked before any work
         code: int = args.run(args)
         return code
     except InvalidOptionError as exc:

@@ -11,22 +11,26 @@ import logging
 import os
 import sys
 import time
-import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import fields
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from tame_mt_metric.cache.corpus_file import corpus_of_index
+from tame_mt_metric.cache.index_files import retrieval_of
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
+from tame_mt_metric.files import atomic_path
 from tame_mt_metric.progress import PROGRESS_ENV
 from tame_mt_metric.report.config import METRICS, TameConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.inputs import read_lines
 from tame_mt_metric.retrieval.text_files import TextFiles
+
+# The JSON of a file written beside another, made from the other's digest.
+Sidecar = Callable[[str], Any]
 
 __all__ = [
     "Stages",
@@ -72,8 +76,12 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
-    """The report settings given on the command line (checked by ``TameConfig``)."""
+    """The report settings given on the command line (checked by ``TameConfig``).
+    With ``--index``, the retrieval settings not given are the index's own."""
     options = dict(defaults)
+    if getattr(args, "index", None) is not None:
+        built = retrieval_of(args.index)
+        options.update(ngram_orders=built.ngram_orders, **built.normalization_flags())
     given = {f.name: getattr(args, f.name, None) for f in fields(TameConfig)}
     options.update({k: v for k, v in given.items() if v is not None})
     for name in ("metrics", "leak_thresholds", "curve_edges"):
@@ -177,8 +185,6 @@ def read_aligned(paths: Sequence[Path]) -> list[list[str]]:
     """Files of equal line counts; the first that differs from the first file is named."""
     texts = []
     for path in paths:
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"{path}: no such file")
         texts.append(read_lines(path))
     for path, lines in zip(paths[1:], texts[1:], strict=True):
         if len(lines) != len(texts[0]):
@@ -207,14 +213,9 @@ def add_output_options(parser: argparse.ArgumentParser, segments: bool = True) -
 @contextmanager
 def _atomic(path: Path) -> Iterator[Any]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(tmp, "wt", encoding="utf-8") as handle:
-            yield handle
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(path) as tmp, opener(tmp, "wt", encoding="utf-8") as handle:
+        yield handle
 
 
 def write_text(path: Path, text: str) -> None:
@@ -234,14 +235,24 @@ def write_json(path: Path, value: Any) -> None:
         handle.write("\n")
 
 
-def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> str:
-    """Write one JSON object a line; returns the digest of the lines (as
-    ``digest`` over them, without their newlines)."""
+def write_jsonl(
+    path: Path, rows: Sequence[dict[str, Any]], sidecar: tuple[Path, Sidecar] | None = None
+) -> str:
+    """Write one JSON object a line; returns the digest of the lines (as ``digest``
+    over them, without their newlines). ``sidecar``: a second file's path and its
+    JSON, made from that digest; the two files are written to temporary names
+    and renamed only when both are whole, so neither appears without the other."""
     lines = [json.dumps(row, ensure_ascii=False, allow_nan=False) for row in rows]
-    with _atomic(path) as handle:
+    lines_digest = digest(lines)
+    with ExitStack() as outputs:
+        handle = outputs.enter_context(_atomic(path))
         for line in lines:
             handle.write(line + "\n")
-    return digest(lines)
+        if sidecar is not None:
+            side = outputs.enter_context(_atomic(sidecar[0]))
+            json.dump(sidecar[1](lines_digest), side, ensure_ascii=False, indent=1)
+            side.write("\n")
+    return lines_digest
 
 
 class Stages:

@@ -8,13 +8,14 @@ import argparse
 import json
 from pathlib import Path
 
-from tame_mt_metric.cache.corpus_file import CORPUS_FILE, corpus_of_index, write_corpus
-from tame_mt_metric.cache.entries import CacheOptions, cached_index, find_cached_index
-from tame_mt_metric.cache.index_files import (
-    open_saved,
-    read_manifest,
-    write_index,
+from tame_mt_metric.cache.corpus_file import (
+    CORPUS_FILE,
+    corpus_of_index,
+    open_with_text,
+    write_corpus,
 )
+from tame_mt_metric.cache.entries import CacheOptions, cached_index, find_cached_index
+from tame_mt_metric.cache.index_files import read_manifest, write_index
 from tame_mt_metric.cli.common import (
     Stages,
     add_report_options,
@@ -44,16 +45,16 @@ def _build(args: argparse.Namespace) -> int:
             if folder.exists():
                 raise IndexFileError(f"--out: {folder} exists; remove it or choose another")
             index = TrainingIndex.build(*corpus.whole(), config)
-            write_index(
-                index,
-                folder,
-                {
-                    "train_key": corpus.fingerprint,
-                    "train_fingerprint": corpus.fingerprint,
-                    "train_rows": corpus.num_rows,
-                },
-            )
-        write_corpus(folder, corpus)
+            extra = {
+                "train_key": corpus.fingerprint,
+                "train_fingerprint": corpus.fingerprint,
+                "train_rows": corpus.num_rows,
+            }
+            # The text goes in before the folder's one rename: whole or absent.
+            write_index(index, folder, extra, lambda tmp: write_corpus(tmp, corpus))
+    if args.out is None:
+        with stages.stage("save the training text"):
+            write_corpus(folder, corpus)
     if not args.quiet:
         print(f"index of {corpus.num_rows:,} training pairs in {folder}")
     return 0
@@ -76,8 +77,10 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    open_saved(args.folder, full=True)  # every checksum and invariant, or IndexFileError
-    if (args.folder / CORPUS_FILE).is_file():
+    # Every checksum and invariant, the settings proved on the index's own rows,
+    # and every member the manifest names; or an IndexFileError.
+    open_with_text(args.folder, full=True)
+    if (args.folder / CORPUS_FILE).exists():
         corpus_of_index(args.folder)
     if not args.quiet:
         print(f"{args.folder}: ok ({read_manifest(args.folder)['rows']:,} training pairs)")

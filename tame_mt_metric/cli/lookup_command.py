@@ -12,14 +12,18 @@ from pathlib import Path
 from tame_mt_metric.cli.common import Stages
 from tame_mt_metric.errors import InputTextError
 from tame_mt_metric.lookup import SavedIndex
+from tame_mt_metric.retrieval.inputs import lines_of
 
 __all__ = ["register"]
+
+# Sentences looked up in one call: a lookup is interactive; a test set is audited.
+MAX_SENTENCES = 100_000
 
 
 def _sentences(args: argparse.Namespace) -> list[str]:
     if args.sentences and args.sentences != ["-"]:
         return list(args.sentences)
-    lines = sys.stdin.read().splitlines()
+    lines = list(lines_of(sys.stdin.buffer, "standard input", MAX_SENTENCES))
     if not lines:
         raise InputTextError("sentences: none given (as arguments or on standard input)")
     return lines

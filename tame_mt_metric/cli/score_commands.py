@@ -8,7 +8,7 @@ import argparse
 from dataclasses import asdict
 from pathlib import Path
 
-from tame_mt_metric.cache.index_files import open_saved
+from tame_mt_metric.cache.corpus_file import open_with_text
 from tame_mt_metric.cli.common import (
     Stages,
     add_output_options,
@@ -93,7 +93,7 @@ def _score(args: argparse.Namespace) -> int:
         train = training_corpus(args)
         sources, refs, hyps = _test_files(args, hyp=True)
     with stages.stage("audit and score"):
-        index = open_saved(args.index, config.threads) if args.index else None
+        index = open_with_text(args.index, config.retrieval) if args.index else None
         result = score_tame(
             train, hyps, refs, sources, config, args.include_neighbor_text, index=index
         )
@@ -119,7 +119,7 @@ def _audit(args: argparse.Namespace) -> int:
         sources, refs, _ = _test_files(args, hyp=False)
     if refs:  # the full audit: what score-cached needs
         with stages.stage("audit"):
-            index = open_saved(args.index, config.threads) if args.index else None
+            index = open_with_text(args.index, config.retrieval) if args.index else None
             result = score_tame(
                 train,
                 [""] * len(sources),

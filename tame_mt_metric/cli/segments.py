@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.cache.proof import PROOF, proof, proved
-from tame_mt_metric.cli.common import write_json, write_jsonl
-from tame_mt_metric.digest import digest
+from tame_mt_metric.cli.common import write_jsonl
+from tame_mt_metric.digest import PROOF, digest, proof, proved
 from tame_mt_metric.errors import InputTextError, MisalignedInputError, SegmentFileError
+from tame_mt_metric.files import read_small, regular_file
 from tame_mt_metric.report.audit import Audit
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.pipeline import TameResult
@@ -37,7 +37,8 @@ OPERATIONAL = frozenset(
 
 
 def sidecar_path(path: Path) -> Path:
-    return path.with_name(path.name.removesuffix(".gz") + ".meta.json")
+    """Each segment file's own sidecar: ``x.jsonl.meta.json``, ``x.jsonl.gz.meta.json``."""
+    return path.with_name(path.name + ".meta.json")
 
 
 def _fraction(n: Neighbour) -> list[int]:
@@ -75,7 +76,6 @@ def write_segments(
         if texts.get("hyp") and predictions is not None:
             row["hypothesis"] = predictions[i]
         rows.append(row)
-    lines = write_jsonl(path, rows)
     meta = {
         "format": FORMAT,
         "version": __version__,
@@ -88,9 +88,13 @@ def write_segments(
         "strategy": result.exposures.strategy,
         "sources_xxh3": digest(sources),
         "references_xxh3": digest(r for refs in references for r in refs),
-        "segments_xxh3": lines,
     }
-    write_json(sidecar_path(path), {**meta, PROOF: proof(meta)})
+
+    def sidecar(lines: str) -> dict[str, Any]:
+        fields = {**meta, "segments_xxh3": lines}
+        return {**fields, PROOF: proof(fields)}
+
+    write_jsonl(path, rows, (sidecar_path(path), sidecar))
 
 
 def _neighbour(value: object) -> Neighbour:
@@ -111,7 +115,7 @@ class SegmentFile:
     def __init__(self, path: Path) -> None:
         meta = sidecar_path(path)
         try:
-            self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+            self.meta: dict[str, Any] = json.loads(read_small(meta, "segments sidecar"))
         except (OSError, ValueError) as exc:
             raise SegmentFileError(f"{meta}: not a readable segments sidecar ({exc})") from exc
         if not isinstance(self.meta, dict) or self.meta.get("format") != FORMAT:
@@ -177,6 +181,5 @@ class SegmentFile:
 
 
 def read_segments(path: Path) -> SegmentFile:
-    if not path.is_file():
-        raise FileNotFoundError(f"--segment-in: {path}: no such file")
+    regular_file(path, "--segment-in")
     return SegmentFile(path)

@@ -16,7 +16,7 @@ from tame_mt_metric.cli.common import (
 )
 from tame_mt_metric.cli.human import render_report
 from tame_mt_metric.cli.segments import write_segments
-from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.report.audit import Audit
 from tame_mt_metric.report.pipeline import TameResult, report_from_audit
 from tame_mt_metric.report.scores import Scorers
@@ -25,6 +25,7 @@ from tame_mt_metric.retrieval.text_files import TextFiles
 from tame_mt_metric.scale.shards import (
     PartialAudit,
     audit_shard,
+    check_partial,
     merge_partials,
     parse_shard,
     shard_ranges,
@@ -56,10 +57,16 @@ def audit_one_shard(args: argparse.Namespace, sources: list[str], refs: list[lis
 
 def _merge(args: argparse.Namespace) -> int:
     config = config_from(args)
-    merged = merge_partials([PartialAudit.load(p) for p in args.partial], config.tm_zero_policy)
     texts = read_aligned([args.test_src, *args.ref] + ([args.hyp] if args.hyp else []))
     sources = texts[0]
     refs = [list(r) for r in zip(*texts[1 : 1 + len(args.ref)], strict=True)]
+    parts = [PartialAudit.load(p) for p in args.partial]
+    for path, part in zip(args.partial, parts, strict=True):
+        try:
+            check_partial(part, sources, refs, config.retrieval)
+        except (InvalidOptionError, MisalignedInputError) as exc:
+            raise type(exc)(f"--partial {path}: {exc}") from exc
+    merged = merge_partials(parts, config.tm_zero_policy)
     hyps = texts[-1] if args.hyp else [""] * len(sources)
     if len(merged.exposures) != len(sources):
         raise InvalidOptionError(

@@ -41,6 +41,7 @@ from tame_mt_metric.errors import (
     MisalignedInputError,
     UndefinedCorrelationError,
 )
+from tame_mt_metric.report.config import MAX_BOOTSTRAP, MAX_SEED
 
 __all__ = [
     "COEFFICIENTS",
@@ -250,10 +251,16 @@ def _percentile(ordered: Sequence[float], fraction: float) -> float:
 
 
 def _check_bootstrap(n_bootstrap: object, seed: object, confidence: object) -> float:
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int) or n_bootstrap < 0:
-        raise InvalidOptionError(f"n_bootstrap: expected an integer >= 0, got {n_bootstrap!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise InvalidOptionError(f"seed: expected an integer, got {seed!r}")
+    if (
+        isinstance(n_bootstrap, bool)
+        or not isinstance(n_bootstrap, int)
+        or not 0 <= n_bootstrap <= MAX_BOOTSTRAP
+    ):
+        raise InvalidOptionError(
+            f"n_bootstrap: expected an integer in [0, {MAX_BOOTSTRAP:,}], got {n_bootstrap!r}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise InvalidOptionError(f"seed: expected an integer in [0, 2**64), got {seed!r}")
     if (
         isinstance(confidence, bool)
         or not isinstance(confidence, Real)

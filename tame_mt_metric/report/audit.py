@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -20,10 +18,16 @@ import numpy as np
 import pyarrow as pa
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.cache.entries import CacheOptions, cached_index, discard, find_cached_index
-from tame_mt_metric.cache.proof import PROOF, proof, proved
-from tame_mt_metric.digest import digest
+from tame_mt_metric.cache.entries import (
+    CacheOptions,
+    cached_index,
+    discard,
+    find_cached_index,
+    uncached,
+)
+from tame_mt_metric.digest import PROOF, digest, proof, proved
 from tame_mt_metric.errors import CacheWarning, InvalidOptionError
+from tame_mt_metric.files import regular_file, write_arrow
 from tame_mt_metric.progress import progress
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.scores import Scorers, statistics_names
@@ -244,6 +248,7 @@ def _load(path: Path, key: str, num_items: int, statistics: set[str]) -> Audit |
     if not path.exists() and not path.is_symlink():
         return None
     try:
+        regular_file(path, "cached audit")
         with pa.memory_map(str(path), "r") as source:
             table = pa.ipc.open_file(source).read_all()
             # Damaged offsets or lengths must fail here, not crash a read below.
@@ -259,13 +264,34 @@ def _load(path: Path, key: str, num_items: int, statistics: set[str]) -> Audit |
 
 def _save(path: Path, table: pa.Table) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    try:
-        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_arrow(path, table)
+
+
+def _provable(train: TrainingCorpus | TrainingStream, cache: CacheOptions) -> bool:
+    """A cached audit of ``train`` can be proved to be its own: a corpus at hand has
+    its fingerprint; a stream under a ``train_key`` is fingerprinted by a pass of its
+    own first, which an iterator (read once) cannot spare for the audit."""
+    if isinstance(train, TrainingCorpus):
+        return True
+    return cache.train_key is not None and iter(train.rows) is not train.rows
+
+
+def _belongs(audit: Audit, train: TrainingCorpus | TrainingStream) -> bool:
+    """The cached ``audit`` was made of this corpus: a ``train_key`` is a promise
+    that one name always means one corpus, and promises break. A stream is
+    fingerprinted here by one pass over it."""
+    if isinstance(train, TrainingStream) and train.known_rows() is None:
+        for _ in train.blocks(1 << 16):
+            pass
+    if audit.train_fingerprint == train.fingerprint:
+        return True
+    warnings.warn(
+        f"recomputing the cached audit: it was made of the corpus {audit.train_fingerprint}, "
+        f"not of the one at hand ({train.fingerprint}) with the same train_key",
+        CacheWarning,
+        stacklevel=3,
+    )
+    return False
 
 
 def run_audit(
@@ -282,14 +308,21 @@ def run_audit(
     streamed corpus is looked up only under a ``train_key`` (its fingerprint is
     known once it is read) and stored under its key once read."""
     cache = cache or CacheOptions()
-    if cache.enabled and (isinstance(train, TrainingCorpus) or cache.train_key is not None):
+    cache.prepare()
+    if index is not None and index.config.signature() != config.retrieval.signature():
+        raise InvalidOptionError(
+            f"index: built with {index.config.signature()}, but the report's settings are "
+            f"{config.retrieval.signature()}"
+        )
+    if cache.enabled and _provable(train, cache):
         key = audit_key(cache.key_of(train), sources, references, config)
         path = _audit_path(cache, key)
         recent = (str(path), key)
-        if recent in _RECENT:
+        if recent in _RECENT and _belongs(_RECENT[recent], train):
             _RECENT.move_to_end(recent)
             return _RECENT[recent]
-        if found := _load(path, key, len(sources), statistics_names(config)):
+        found = _load(path, key, len(sources), statistics_names(config))
+        if found is not None and _belongs(found, train):
             return _remember(recent, found)
     if config.engine == "ray" and index is None:
         if isinstance(train, TrainingStream):
@@ -315,8 +348,12 @@ def run_audit(
     if cache.enabled:
         key = audit_key(cache.key_of(train), sources, references, config)
         path = _audit_path(cache, key)
-        _save(path, _to_table(audit, key))
-        _remember((str(path), key), replace(audit, from_cache=True))
+        try:
+            _save(path, _to_table(audit, key))
+        except OSError as exc:  # a read-only or full cache: the numbers stand
+            uncached(path.parent, exc)
+        else:
+            _remember((str(path), key), replace(audit, from_cache=True))
     return audit
 
 

@@ -17,7 +17,17 @@ from tame_mt_metric.retrieval.config import (
     threshold,
 )
 
-__all__ = ["DEFAULT_METRICS", "METRICS", "TameConfig", "ZeroPolicy", "format_threshold"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "MAX_BOOTSTRAP",
+    "MAX_CHRF_WORD_ORDER",
+    "MAX_CURVE_BANDS",
+    "MAX_SEED",
+    "METRICS",
+    "TameConfig",
+    "ZeroPolicy",
+    "format_threshold",
+]
 
 METRICS = ("bleu", "chrf", "spbleu", "chrf++", "chrf++_avg")
 DEFAULT_METRICS = ("bleu", "chrf")
@@ -61,10 +71,24 @@ def _flag(name: str, value: object) -> bool:
     return value
 
 
-def _integer(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidOptionError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+def _integer(name: str, value: object, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise InvalidOptionError(
+            f"{name}: expected an integer in [{minimum}, {maximum:,}], got {value!r}"
+        )
     return value
+
+
+# Upper bounds of the count options, each tied to the work it causes, checked
+# before any work starts: resamples (each re-sums every item's statistics for
+# every score), exposure-curve bands (each scored with its own intervals), chrF's
+# word n-gram order (sacrebleu counts every order up to it, for every segment),
+# and the seed (the resampling generator's 64-bit seed word).
+MAX_BOOTSTRAP = 100_000
+MAX_CURVE_BANDS = 100
+MAX_CHRF_WORD_ORDER = 6
+MAX_SEED = 2**64 - 1
+MAX_MIN_BIN_SIZE = 10**9
 
 
 @dataclass(frozen=True)
@@ -77,16 +101,17 @@ class TameConfig:
         (0.70, 0.85, 0.95); decimals are read exactly ("0.7" and 0.7 are 7/10).
     Scores: metrics (default "bleu", "chrf"; chrf is chrF++ when chrf_word_order is 2;
         also "spbleu", "chrf++" and "chrf++_avg", the mean of sentence chrF++),
-        bleu_tokenize ("13a"), bleu_lowercase, chrf_word_order (2), spbleu_tokenize
+        bleu_tokenize ("13a"), bleu_lowercase, chrf_word_order (2; at most 6), spbleu_tokenize
         ("flores200" or "flores101"), spm_model (the SentencePiece model's path; see
         ``tame_mt_metric.report.spbleu``).
     TM baseline: tm_zero_policy ("empty": an item whose source shares no gram with
         training gets an empty TM hypothesis; "nearest": the lowest row's target).
     Warnings: min_bin_size_warning (30).
-    Intervals: confidence (0.95), n_bootstrap (1000 resamples of the test items;
-        0 turns them off), seed (12345); see ``tame_mt_metric.report.intervals``.
-    Exposure curve: curve_bands (10: deciles of source exposure), or curve_edges
-        (increasing thresholds inside (0, 1), read exactly); see
+    Intervals: confidence (0.95), n_bootstrap (1000 resamples of the test items, at
+        most 100,000; 0 turns them off), seed (12345; below 2**64); see
+        ``tame_mt_metric.report.intervals``.
+    Exposure curve: curve_bands (10: deciles of source exposure; at most 100), or
+        curve_edges (increasing thresholds inside (0, 1), read exactly); see
         ``tame_mt_metric.report.curve``.
     Engine: "local", or "ray" to audit the training corpus in shards on Ray
         (``ray_address``: an existing cluster); the answers are the same.
@@ -149,12 +174,12 @@ class TameConfig:
                 f"choose from {BLEU_TOKENIZERS}"
             )
         _flag("bleu_lowercase", self.bleu_lowercase)
-        _integer("chrf_word_order", self.chrf_word_order, 0)
+        _integer("chrf_word_order", self.chrf_word_order, 0, MAX_CHRF_WORD_ORDER)
         if self.tm_zero_policy not in ZERO_POLICIES:
             raise InvalidOptionError(
                 f"tm_zero_policy: expected one of {ZERO_POLICIES}, got {self.tm_zero_policy!r}"
             )
-        _integer("min_bin_size_warning", self.min_bin_size_warning, 0)
+        _integer("min_bin_size_warning", self.min_bin_size_warning, 0, MAX_MIN_BIN_SIZE)
         confidence = self.confidence
         if (
             isinstance(confidence, bool)
@@ -165,11 +190,16 @@ class TameConfig:
                 f"confidence: expected a number between 0 and 1 (exclusive), got {confidence!r}"
             )
         set_(self, "confidence", float(confidence))
-        _integer("n_bootstrap", self.n_bootstrap, 0)
-        _integer("seed", self.seed, 0)
-        _integer("curve_bands", self.curve_bands, 1)
+        _integer("n_bootstrap", self.n_bootstrap, 0, MAX_BOOTSTRAP)
+        _integer("seed", self.seed, 0, MAX_SEED)
+        _integer("curve_bands", self.curve_bands, 1, MAX_CURVE_BANDS)
         if self.curve_edges is not None:
             edges = _thresholds("curve_edges", self.curve_edges)
+            if edges != tuple(threshold("curve_edges", e) for e in self.curve_edges):
+                raise InvalidOptionError(
+                    f"curve_edges: expected increasing edges, got "
+                    f"{[format_threshold(threshold('curve_edges', e)) for e in self.curve_edges]}"
+                )
             if edges[0] <= 0 or edges[-1] >= 1:
                 raise InvalidOptionError(
                     f"curve_edges: every edge must lie strictly between 0 and 1, got "

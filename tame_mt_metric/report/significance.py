@@ -45,7 +45,7 @@ from sacrebleu.significance import (
 
 from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.errors import InvalidOptionError
-from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.config import MAX_BOOTSTRAP, TameConfig
 from tame_mt_metric.report.exposure_summary import BINS, rows_in_bins
 from tame_mt_metric.report.scores import SegmentStatistics
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
@@ -241,8 +241,12 @@ def paired_tests(
             f"baseline: {baseline!r} is not one of the systems {sorted(statistics)}"
         )
     for name, value, least in (("n_samples", n_samples, 1), ("n_confidence", n_confidence, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise InvalidOptionError(f"{name}: expected an integer >= {least}, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidOptionError(f"{name}: expected an integer, got {value!r}")
+        if not least <= value <= MAX_BOOTSTRAP:
+            raise InvalidOptionError(
+                f"{name}: expected an integer in [{least}, {MAX_BOOTSTRAP:,}], got {value!r}"
+            )
     args = (test, n_samples, n_confidence, seed)
     whole = paired_table(statistics, baseline, list(range(len(item_bins))), *args)
     bins = {

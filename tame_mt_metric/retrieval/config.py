@@ -11,8 +11,10 @@ from typing import Literal
 from tame_mt_metric.errors import InvalidOptionError
 
 __all__ = [
+    "MAX_BLOCK_ROWS",
     "MAX_NGRAM_ORDER",
     "MAX_THREADS",
+    "MAX_TOP_K",
     "STRATEGIES",
     "ZERO_POLICIES",
     "RetrievalConfig",
@@ -32,6 +34,10 @@ THREADS_ENV = "TAME_MT_THREADS"
 # More workers than this only cost their start-up: no machine the audit runs on
 # gains from them, and thousands of threads can take minutes to spawn.
 MAX_THREADS = 256
+# Neighbours kept per item and side: each is held for every test item.
+MAX_TOP_K = 1000
+# Training rows searched together by the streaming pass: a block is held whole.
+MAX_BLOCK_ROWS = 1 << 22
 
 
 def _check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
@@ -68,12 +74,14 @@ class RetrievalConfig:
     ngram_orders: character n-gram orders of the Jaccard similarity (1..6, no repeats).
     lowercase, strip_diacritics, normalize_punctuation: optional normalisation steps
         (NFKC and whitespace collapsing are always applied; see ``normalize``).
-    top_k: neighbours kept per test item and side (the first is the nearest).
+    top_k: neighbours kept per test item and side (the first is the nearest; at
+        most ``MAX_TOP_K``, 1,000).
     strategy: "indexed" (index the training corpus), "streaming" (one pass over it),
         or "auto" (streaming unless the test set outnumbers the training corpus).
     threads: worker threads, at most ``MAX_THREADS`` (256); None reads
         TAME_MT_THREADS (same bound), else one per core.
-    block_rows: training rows searched together by the streaming strategy.
+    block_rows: training rows searched together by the streaming strategy (at most
+        ``MAX_BLOCK_ROWS``, 2**22).
     """
 
     ngram_orders: tuple[int, ...] = (3, 4, 5)
@@ -99,8 +107,8 @@ class RetrievalConfig:
         for flag in ("lowercase", "strip_diacritics", "normalize_punctuation"):
             if not isinstance(getattr(self, flag), bool):
                 raise InvalidOptionError(f"{flag}: expected True or False")
-        _check_int("top_k", self.top_k, 1)
-        _check_int("block_rows", self.block_rows, 1)
+        _check_int("top_k", self.top_k, 1, MAX_TOP_K)
+        _check_int("block_rows", self.block_rows, 1, MAX_BLOCK_ROWS)
         if self.strategy not in STRATEGIES:
             raise InvalidOptionError(
                 f"strategy: expected one of {STRATEGIES}, got {self.strategy!r}"

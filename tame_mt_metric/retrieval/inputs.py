@@ -7,12 +7,15 @@ import gzip
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from tame_mt_metric.errors import (
     EmptyCorpusError,
     InputTextError,
+    InputTooLargeError,
     MisalignedInputError,
 )
+from tame_mt_metric.files import line_limit, line_too_long, regular_file
 
 __all__ = [
     "check_aligned",
@@ -20,6 +23,7 @@ __all__ = [
     "check_training",
     "check_unicode",
     "iter_lines",
+    "lines_of",
     "read_lines",
     "references_per_item",
 ]
@@ -96,29 +100,57 @@ def references_per_item(
     return per_item
 
 
-def iter_lines(path: str | Path) -> Iterator[str]:
+class _Readable(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+def iter_lines(
+    path: str | Path, what: str = "", max_lines: int | None = None, max_bytes: int | None = None
+) -> Iterator[str]:
     """Lines of a UTF-8 text file (``.gz`` is decompressed), without newlines;
-    a byte-order mark at the start of the file is not text and is dropped."""
-    p = Path(path)
-    if p.is_dir():
-        raise InputTextError(f"{p}: a folder, not a text file")
+    a byte-order mark at the start of the file is not text and is dropped. The
+    path must name a regular file (``files.regular_file``); the bounds are
+    those of ``lines_of``."""
+    p = regular_file(path, what)
     opener = gzip.open if p.suffix == ".gz" else open
     with opener(p, "rb") as f:
-        number = 0
-        try:
-            for number, raw in enumerate(f, start=1):
-                try:
-                    line: str = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputTextError(f"{p}:{number}: not valid UTF-8 ({exc.reason})") from exc
-                if number == 1:
-                    line = line.removeprefix("\ufeff")
-                yield line.rstrip("\n").removesuffix("\r")
-        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise InputTextError(
-                f"{p}:{number + 1}: not a readable gzip file ({exc or type(exc).__name__})"
-            ) from exc
+        yield from lines_of(f, f"{what}: {p}" if what else str(p), max_lines, max_bytes)
 
 
-def read_lines(path: str | Path) -> list[str]:
-    return list(iter_lines(path))
+def lines_of(
+    stream: _Readable, name: str, max_lines: int | None = None, max_bytes: int | None = None
+) -> Iterator[str]:
+    """Lines of a UTF-8 byte stream (a file, standard input), as ``iter_lines``
+    reads them: a line at a time, none past the line limit (``files.line_limit``),
+    at most ``max_lines`` lines and ``max_bytes`` bytes (decompressed), so that no
+    stream (``/dev/zero``, a gzip bomb) is held whole; errors name the stream and
+    the line."""
+    limit = line_limit()
+    number = size = 0
+    try:
+        while raw := stream.readline(limit + 2):
+            number += 1
+            size += len(raw)
+            if len(raw.rstrip(b"\n").removesuffix(b"\r")) > limit:
+                raise line_too_long(f"{name}:{number}")
+            if max_lines is not None and number > max_lines:
+                raise InputTooLargeError(f"{name}: more than {max_lines:,} lines")
+            if max_bytes is not None and size > max_bytes:
+                raise InputTooLargeError(f"{name}: more than {max_bytes:,} bytes of text")
+            try:
+                line: str = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputTextError(f"{name}:{number}: not valid UTF-8 ({exc.reason})") from exc
+            if number == 1:
+                line = line.removeprefix("\ufeff")
+            yield line.rstrip("\n").removesuffix("\r")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise InputTextError(
+            f"{name}:{number + 1}: not a readable gzip file ({exc or type(exc).__name__})"
+        ) from exc
+
+
+def read_lines(
+    path: str | Path, what: str = "", max_lines: int | None = None, max_bytes: int | None = None
+) -> list[str]:
+    return list(iter_lines(path, what, max_lines, max_bytes))

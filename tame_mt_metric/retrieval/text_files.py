@@ -19,6 +19,7 @@ import pyarrow as pa
 import tame_mt_core as _core
 
 from tame_mt_metric.errors import EmptyCorpusError, InputTextError, MisalignedInputError
+from tame_mt_metric.files import line_limit, line_too_long, regular_file
 from tame_mt_metric.progress import progress
 from tame_mt_metric.retrieval.columns import arrow_texts
 from tame_mt_metric.retrieval.corpus import Block, TrainingCorpus, read_ahead, texts_in_blocks
@@ -32,10 +33,7 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def _open(path: Path) -> BufferedIOBase:
-    if path.is_dir():
-        raise InputTextError(f"{path}: a folder, not a text file")
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+    regular_file(path)
     if path.suffix == ".gz":
         return gzip.open(path, "rb")
     return open(path, "rb")
@@ -52,6 +50,10 @@ def _lines(data: bytes, path: Path, first_line: int) -> pa.Array:
     parts = pc.split_pattern(whole, b"\n").values
     if pc.any(pc.ends_with(parts, b"\r")).as_py():
         parts = pc.replace_substring_regex(parts, "\r$", "", max_replacements=1)
+    lengths = pc.binary_length(parts)
+    if pc.max(lengths).as_py() > line_limit():
+        longest = pc.index(lengths, pc.max(lengths)).as_py()
+        raise line_too_long(f"{path}:{first_line + longest}")
     try:
         return parts.cast(pa.large_string())
     except pa.ArrowInvalid:
@@ -80,6 +82,8 @@ def file_lines(path: Path) -> Iterator[pa.Array]:
                 data = rest + data
                 cut = data.rfind(b"\n")
                 if cut < 0:
+                    if len(data) > line_limit() + 1:  # one endless line: say so now
+                        raise line_too_long(f"{path}:{line}")
                     rest = data
                     continue
                 rest = data[cut + 1 :]

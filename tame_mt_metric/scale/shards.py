@@ -23,8 +23,9 @@ import pyarrow as pa
 import tame_mt_core as _core
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.digest import digest
-from tame_mt_metric.errors import InputTextError, InvalidOptionError
+from tame_mt_metric.digest import PROOF, digest, proof, proved
+from tame_mt_metric.errors import InputTextError, InvalidOptionError, MisalignedInputError
+from tame_mt_metric.files import regular_file, write_arrow
 from tame_mt_metric.retrieval.config import RetrievalConfig, ZeroPolicy
 from tame_mt_metric.retrieval.corpus import Block, read_ahead
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour, StreamingAudit
@@ -37,6 +38,7 @@ __all__ = [
     "MergedAudit",
     "PartialAudit",
     "audit_shard",
+    "check_partial",
     "merge_exposures",
     "merge_partials",
     "parse_shard",
@@ -113,22 +115,25 @@ class PartialAudit:
             "test": self.test,
             "settings": self.settings,
         }
+        meta[PROOF] = proof(meta, rows)
         table = pa.table({"item": pa.array(rows, pa.large_string())}).replace_schema_metadata(meta)
-        tmp = path.with_name(f".{path.name}.tmp")
-        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        tmp.replace(path)
+        write_arrow(path, table)
 
     @classmethod
     def load(cls, path: Path) -> PartialAudit:
+        regular_file(path, "partial audit")
         try:
             with pa.memory_map(str(path), "r") as source:
                 table = pa.ipc.open_file(source).read_all()
+            table.validate(full=True)
             meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
             if meta.get("format") != "tame-mt-metric partial audit":
                 raise InputTextError(f"{path}: not a partial audit")
+            lines = table.column("item").to_pylist()
+            if not proved(meta, lines):
+                raise InputTextError(f"{path}: its content differs from what it was written with")
             items, candidates = [], []
-            for text in table.column("item").to_pylist():
+            for text in lines:
                 row = json.loads(text)
                 pair = row["pair"]
                 items.append(
@@ -141,6 +146,8 @@ class PartialAudit:
                 )
                 candidates.append(row["tm"])
             start, stop = int(meta["start"]), int(meta["stop"])
+        except InputTextError:
+            raise
         except (OSError, KeyError, ValueError, TypeError, pa.ArrowException) as exc:
             raise InputTextError(f"{path}: not a readable partial audit ({exc})") from exc
         return cls(
@@ -266,6 +273,22 @@ class MergedAudit:
     tm_hypotheses: list[str]
     num_train: int
     fingerprint: str
+
+
+def check_partial(
+    part: PartialAudit,
+    sources: Sequence[str],
+    references: Sequence[Sequence[str]] | None,
+    config: RetrievalConfig,
+) -> None:
+    """``part`` was made of this test set (sources and references) with these
+    retrieval settings; a proved partial audit of another is refused."""
+    if part.settings != _settings(config):
+        raise InvalidOptionError(
+            f"made with the settings {part.settings}, but {_settings(config)} were given"
+        )
+    if part.test != _test_set_digest(sources, references):
+        raise MisalignedInputError("made of another test set (sources and references)")
 
 
 def merge_partials(parts: Sequence[PartialAudit], zero_policy: ZeroPolicy = "empty") -> MergedAudit:

@@ -1,0 +1,159 @@
+"""Files the package reads and writes, checked and written one way.
+
+Reading: every path is checked to be a regular file (or a folder where one is
+expected) before it is opened, so that no read blocks on a FIFO or reads a
+device without end; small files (manifests, sidecars) are read up to a bound.
+Writing: ``atomic_path`` gives a temporary name unique to the process and the
+thread, beside the destination; the content is flushed to disk and renamed
+into place, then the folder itself is flushed, so a reader (or a crash) sees
+the old file or the whole new one, never a part.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+from tame_mt_metric.errors import InputTooLargeError, InvalidOptionError, SpecialFileError
+
+__all__ = [
+    "LINE_LIMIT_ENV",
+    "MAX_SMALL_FILE",
+    "atomic_path",
+    "fsync_folder",
+    "line_limit",
+    "line_too_long",
+    "read_small",
+    "regular_file",
+    "temporary_name",
+    "write_arrow",
+]
+
+# Manifests, sidecars and other JSON the package writes stay far below this.
+MAX_SMALL_FILE = 64 << 20
+
+# The longest input line read, in bytes (1 MiB unless this variable, or the
+# command line's --max-line-bytes, says otherwise): a longer line (a binary
+# file, a gzip bomb of one endless line) is an error as soon as it is seen, so
+# no read holds more than this of one line.
+LINE_LIMIT_ENV = "TAME_MT_MAX_LINE_BYTES"
+DEFAULT_LINE_LIMIT = 1 << 20
+_MAX_LINE_LIMIT = 1 << 31
+
+
+def line_limit() -> int:
+    """The longest input line allowed, in bytes (``TAME_MT_MAX_LINE_BYTES``)."""
+    text = os.environ.get(LINE_LIMIT_ENV, "").strip()
+    if not text:
+        return DEFAULT_LINE_LIMIT
+    if not text.isdigit() or not 1 <= int(text) <= _MAX_LINE_LIMIT:
+        raise InvalidOptionError(
+            f"{LINE_LIMIT_ENV}: expected a number of bytes in [1, {_MAX_LINE_LIMIT:,}], "
+            f"got {text!r}"
+        )
+    return int(text)
+
+
+def line_too_long(where: str) -> InputTooLargeError:
+    limit = line_limit()
+    return InputTooLargeError(
+        f"{where}: a line longer than {limit:,} bytes (the line limit; --max-line-bytes "
+        f"or {LINE_LIMIT_ENV} raises it)"
+    )
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def regular_file(path: str | Path, what: str = "") -> Path:
+    """``path``, once it is known to name a regular file (a symlink is followed);
+    a FIFO, device, socket or folder is a ``SpecialFileError`` and a missing path a
+    ``FileNotFoundError``, each naming ``what`` (an option or argument) and the path."""
+    p = Path(path)
+    where = f"{what}: {p}" if what else str(p)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{where}: no such file") from None
+    except OSError as exc:
+        raise SpecialFileError(f"{where}: cannot be read ({exc.strerror})") from exc
+    if stat.S_ISDIR(mode):
+        raise SpecialFileError(f"{where}: a folder, not a file")
+    for test, kind in _KINDS:
+        if test(mode):
+            raise SpecialFileError(f"{where}: {kind}, not a regular file")
+    return p
+
+
+def read_small(path: str | Path, what: str = "", limit: int = MAX_SMALL_FILE) -> bytes:
+    """The bytes of a small regular file, at most ``limit`` of them."""
+    p = regular_file(path, what)
+    with open(p, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise InputTooLargeError(f"{what + ': ' if what else ''}{p}: over {limit:,} bytes")
+    return data
+
+
+def temporary_name(path: Path) -> Path:
+    """A name beside ``path`` that no other process or thread writes."""
+    tag = f"{os.getpid()}-{threading.get_ident()}-{uuid.uuid4().hex[:8]}"
+    return path.with_name(f".{path.name}.tmp-{tag}")
+
+
+def fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a rename into it) to disk, where the system can."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path to write ``path``'s content to; when the block ends, the
+    content is flushed and renamed into place. On an error nothing is left."""
+    tmp = temporary_name(path)
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        fsync_folder(path.parent)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_arrow(path: Path, table: pa.Table) -> None:
+    """``table`` as one Arrow IPC file at ``path``, whole (``atomic_path``)."""
+    import pyarrow as pa
+
+    with (
+        atomic_path(path) as tmp,
+        pa.OSFile(str(tmp), "wb") as sink,
+        pa.ipc.new_file(sink, table.schema) as writer,
+    ):
+        writer.write_table(table)
