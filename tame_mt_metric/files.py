@@ -30,6 +30,7 @@ __all__ = [
     "MAX_SMALL_FILE",
     "atomic_path",
     "fsync_folder",
+    "limit_of",
     "line_limit",
     "line_too_long",
     "read_small",
@@ -50,17 +51,19 @@ DEFAULT_LINE_LIMIT = 1 << 20
 _MAX_LINE_LIMIT = 1 << 31
 
 
+def limit_of(variable: str, default: int, maximum: int) -> int:
+    """A limit set by an environment variable (``default`` when unset), checked."""
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or not 1 <= int(text) <= maximum:
+        raise InvalidOptionError(f"{variable}: expected a number in [1, {maximum:,}], got {text!r}")
+    return int(text)
+
+
 def line_limit() -> int:
     """The longest input line allowed, in bytes (``TAME_MT_MAX_LINE_BYTES``)."""
-    text = os.environ.get(LINE_LIMIT_ENV, "").strip()
-    if not text:
-        return DEFAULT_LINE_LIMIT
-    if not text.isdigit() or not 1 <= int(text) <= _MAX_LINE_LIMIT:
-        raise InvalidOptionError(
-            f"{LINE_LIMIT_ENV}: expected a number of bytes in [1, {_MAX_LINE_LIMIT:,}], "
-            f"got {text!r}"
-        )
-    return int(text)
+    return limit_of(LINE_LIMIT_ENV, DEFAULT_LINE_LIMIT, _MAX_LINE_LIMIT)
 
 
 def line_too_long(where: str) -> InputTooLargeError:

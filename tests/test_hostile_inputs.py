@@ -10,6 +10,7 @@ import gzip
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from tame_mt_metric.digest import PROOF, proof
 from tame_mt_metric.retrieval.inputs import read_lines
 from tame_mt_metric.retrieval.text_files import TextFiles
 from tame_mt_metric.scale.shards import PartialAudit, audit_shard
+from tests.processes import kill_at
 from tests.test_cli import cli
 
 N = 40
@@ -377,3 +379,89 @@ def test_space_uploads_are_bounded(tmp_path: Path) -> None:
     with pytest.raises(InputTooLargeError, match="lines"):
         space.uploaded_inputs(str(bomb), str(bomb), str(bomb), [str(bomb)], str(bomb))
     assert space.MAX_UPLOAD.upper() in space.LIMITS
+
+
+def test_a_test_set_over_its_limit_is_refused_before_any_work(
+    data: dict[str, list[str]], files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = TrainingCorpus(data["train_sources"], data["train_targets"])
+    monkeypatch.setenv("TAME_MT_MAX_TEST_ITEMS", "10")
+    with pytest.raises(InputTooLargeError, match="40 test items, over the limit of 10"):
+        _score(data, corpus, CacheOptions(enabled=False))
+    monkeypatch.delenv("TAME_MT_MAX_TEST_ITEMS")
+    # A million empty lines: refused as the file is read, naming the limit.
+    empty = files["root"] / "million-empty-lines.txt"
+    empty.write_bytes(b"\n" * 10**6)
+    done = cli("audit", *_train(files), "--test-src", empty, "--ref", empty, check=1)
+    assert "more than 262,144 lines: over the test set's limit" in done.stderr
+
+
+KILLED_AT = """
+import sys, time
+from tame_mt_metric.cache import corpus_file, index_files
+from tame_mt_metric.cli import main
+from tame_mt_metric.report import audit
+step = sys.argv.pop(1)
+def held(real):
+    def hold(*args, **kwargs):
+        if step == "rename" and not str(args[0]).rsplit("/", 1)[-1].startswith("out.tmp-"):
+            return real(*args, **kwargs)
+        if step == "array":
+            real(*args, **kwargs)
+        print("at", step, flush=True)
+        time.sleep(120)
+    return hold
+module, name = {
+    "array": (index_files, "_write_array"),
+    "text": (corpus_file, "write_arrow"),
+    "manifest": (index_files, "proof"),
+    "rename": (index_files, "fsync_folder"),
+    "audit cache": (audit, "write_arrow"),
+}[step]
+setattr(module, name, held(getattr(module, name)))
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("step", ["array", "text", "manifest", "rename"])
+def test_an_index_build_killed_at_any_step_leaves_nothing(
+    files: dict[str, Path], tmp_path: Path, step: str
+) -> None:
+    """SIGKILL at each write step of ``index build --out``: no folder appears;
+    the next build removes the leftovers and gives the cold run's numbers."""
+    out = tmp_path / "out"
+    build = ["index", "build", *_train(files), "--out", str(out), "--quiet"]
+    run = subprocess.Popen(
+        [sys.executable, "-c", KILLED_AT, step, *map(str, build)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    kill_at(run, f"at {step}")
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] != []
+    cli(*build)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    cli("index", "verify", out)
+    cold, indexed = tmp_path / "cold.json", tmp_path / "indexed.json"
+    cli("audit", *_train(files), *_test(files), "--json-out", cold, "--quiet")
+    cli("audit", "--index", out, *_test(files), "--json-out", indexed, "--quiet")
+    assert json.loads(cold.read_text())["exposure"] == json.loads(indexed.read_text())["exposure"]
+
+
+def test_a_cache_write_killed_leaves_the_cold_numbers(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    cache = {"TAME_MT_CACHE": str(tmp_path / "cache")}
+    args = ["audit", *_train(files), *_test(files), "--quiet", "--json-out"]
+    run = subprocess.Popen(
+        [sys.executable, "-c", KILLED_AT, "audit cache", *map(str, args), str(tmp_path / "x")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **cache},
+    )
+    kill_at(run, "at audit cache")
+    cli(*args, tmp_path / "after.json", env=cache)
+    cli(*args, tmp_path / "cold.json", env={"TAME_MT_CACHE": str(tmp_path / "cold")})
+    after, cold = (json.loads((tmp_path / n).read_text()) for n in ("after.json", "cold.json"))
+    assert after == cold

@@ -21,12 +21,12 @@ from typing import Any
 from tame_mt_metric.cache.corpus_file import corpus_of_index
 from tame_mt_metric.cache.index_files import retrieval_of
 from tame_mt_metric.digest import digest
-from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
+from tame_mt_metric.errors import InputTooLargeError, InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import atomic_path
 from tame_mt_metric.progress import PROGRESS_ENV
 from tame_mt_metric.report.config import METRICS, TameConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
-from tame_mt_metric.retrieval.inputs import read_lines
+from tame_mt_metric.retrieval.inputs import TEST_ITEMS_ENV, max_test_items, read_lines
 from tame_mt_metric.retrieval.text_files import TextFiles
 
 # The JSON of a file written beside another, made from the other's digest.
@@ -185,7 +185,12 @@ def read_aligned(paths: Sequence[Path]) -> list[list[str]]:
     """Files of equal line counts; the first that differs from the first file is named."""
     texts = []
     for path in paths:
-        texts.append(read_lines(path))
+        try:  # read no further than the test set's limit
+            texts.append(read_lines(path, max_lines=max_test_items()))
+        except InputTooLargeError as exc:
+            raise InputTooLargeError(
+                f"{exc}: over the test set's limit ({TEST_ITEMS_ENV})"
+            ) from exc
     for path, lines in zip(paths[1:], texts[1:], strict=True):
         if len(lines) != len(texts[0]):
             raise MisalignedInputError(

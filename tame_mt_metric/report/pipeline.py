@@ -25,6 +25,7 @@ from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import Exposures, TrainingIndex
 from tame_mt_metric.retrieval.inputs import (
     check_aligned,
+    check_test_size,
     check_texts,
     check_unicode,
     references_per_item,
@@ -43,6 +44,7 @@ def check_test_set(
     check_aligned("predictions", preds, "sources", srcs)
     if not preds and start == 0:
         raise EmptyTestSetError("predictions: the test set is empty")
+    check_test_size("predictions", start + len(preds))
     if references is None:
         raise InputTextError("references: required (one string or one list per prediction)")
     refs = references_per_item(references, len(preds), against="predictions", start=start)

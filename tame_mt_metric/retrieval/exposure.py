@@ -19,6 +19,7 @@ from tame_mt_metric.errors import (
 )
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.inputs import (
+    check_test_size,
     check_texts,
     check_training,
     references_per_item,
@@ -173,6 +174,7 @@ def _test_set(test_sources: object) -> list[str]:
     sources = check_texts("test_sources", test_sources)
     if not sources:
         raise EmptyTestSetError("test_sources: the test set is empty")
+    check_test_size("test_sources", len(sources))
     return sources
 
 

@@ -15,18 +15,45 @@ from tame_mt_metric.errors import (
     InputTooLargeError,
     MisalignedInputError,
 )
-from tame_mt_metric.files import line_limit, line_too_long, regular_file
+from tame_mt_metric.files import limit_of, line_limit, line_too_long, regular_file
 
 __all__ = [
+    "TEST_ITEMS_ENV",
     "check_aligned",
+    "check_test_size",
     "check_texts",
     "check_training",
     "check_unicode",
     "iter_lines",
     "lines_of",
+    "max_test_items",
     "read_lines",
     "references_per_item",
 ]
+
+
+# The most test items one report takes (``TAME_MT_MAX_TEST_ITEMS`` moves it):
+# every item costs a few kilobytes while its exposures, TM hypotheses,
+# statistics and segment rows are made, so a test set of millions of lines
+# (a file of newlines, a corpus given as the test set) is refused before any
+# work instead of exhausting the machine.
+TEST_ITEMS_ENV = "TAME_MT_MAX_TEST_ITEMS"
+DEFAULT_MAX_TEST_ITEMS = 1 << 18
+_MOST_TEST_ITEMS = 1 << 26
+
+
+def max_test_items() -> int:
+    """The most test items one report takes (262,144 unless ``TAME_MT_MAX_TEST_ITEMS``)."""
+    return limit_of(TEST_ITEMS_ENV, DEFAULT_MAX_TEST_ITEMS, _MOST_TEST_ITEMS)
+
+
+def check_test_size(name: str, count: int) -> None:
+    """A test set of at most ``max_test_items()`` items, or an error naming the limit."""
+    if count > (limit := max_test_items()):
+        raise InputTooLargeError(
+            f"{name}: {count:,} test items, over the limit of {limit:,} ({TEST_ITEMS_ENV} "
+            "raises it; each item costs a few kilobytes of memory while a report is made)"
+        )
 
 
 def check_texts(name: str, items: object, start: int = 0) -> list[str]:
