@@ -329,6 +329,7 @@ def _space_cases(folder: Path) -> list[Case]:
     from tame_mt_metric.space import uploaded_inputs
 
     good = folder / "good.txt"
+    good.write_text("the house\n", encoding="utf-8")
     empty_lines = folder / "newlines.txt.gz"
     with gzip.open(empty_lines, "wb") as bomb:
         for _ in range(64):

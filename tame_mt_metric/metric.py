@@ -136,6 +136,8 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
         **options: Any,
     ) -> None:
         base = {k: options.pop(k) for k in list(options) if k in _BASE_OPTIONS}
+        if "seed" in base:  # evaluate's own seed (NumPy's legacy generator): 32 bits
+            TameConfig(seed=base["seed"])
         self.tame_config = TameConfig.from_options(**options)
         self.cache = CacheOptions(tame_cache_dir, train_key, use_cache)
         self._last_corpus: tuple[object, object, TrainingCorpus | TrainingStream] | None = None

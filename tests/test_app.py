@@ -11,6 +11,7 @@ Space)."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -26,7 +27,7 @@ from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
 import tame_mt_metric
-from tame_mt_metric.space import HEADLINE, PERCENT, example_inputs
+from tame_mt_metric.space import HEADLINE, LIMITS, PERCENT, example_inputs
 from tests.browser import chromium
 
 REPO = Path(__file__).resolve().parent.parent
@@ -131,3 +132,17 @@ def test_a_missing_upload_is_a_message_not_a_traceback(url: str, browser: webdri
     wait.until(lambda b: "Could not score" in b.find_element(By.ID, "status").text)
     text = browser.find_element(By.ID, "status").text
     assert "test sources: no file uploaded" in text and "Traceback" not in browser.page_source
+
+
+def test_an_upload_over_the_limit_is_refused_and_the_limit_shown(url: str) -> None:
+    """The server refuses an upload past ``MAX_UPLOAD`` before reading it, and the
+    page says what the limits are."""
+    import httpx
+
+    big = httpx.post(f"{url}gradio_api/upload", files={"files": ("big.txt", bytes(21 << 20))})
+    assert big.status_code == 413 and "maximum allowed size" in big.text
+    small = httpx.post(f"{url}gradio_api/upload", files={"files": ("small.txt", b"a house\n")})
+    assert small.status_code == 200
+    config = httpx.get(f"{url}config").json()
+    assert config["max_file_size"] == 20 << 20
+    assert LIMITS in json.dumps(config, ensure_ascii=False)

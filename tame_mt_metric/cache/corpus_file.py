@@ -165,9 +165,21 @@ def open_with_text(
     return index
 
 
+def _sample(rows: int) -> list[int]:
+    """Rows spread over at most four of the text's blocks (the first, the last and
+    two between), so that proving them reads four blocks whatever the corpus."""
+    blocks = -(-rows // BLOCK_ROWS)
+    chosen = sorted({0, blocks // 3, 2 * blocks // 3, blocks - 1})
+    each = SETTINGS_SAMPLE // len(chosen)
+    sample = []
+    for block in chosen:
+        start, stop = block * BLOCK_ROWS, min((block + 1) * BLOCK_ROWS, rows)
+        sample += list(range(start, stop, max(1, (stop - start) // each)))[:each]
+    return sample
+
+
 def _prove_settings(folder: Path, index: TrainingIndex) -> None:
-    step = max(1, index.rows // SETTINGS_SAMPLE)
-    rows = list(range(0, index.rows, step))[:SETTINGS_SAMPLE]
+    rows = _sample(index.rows)
     sources, targets = texts_of_index(folder, rows)
     config = replace(index.config, top_k=1)
     # A text without grams has no neighbour to prove: every row scores 0 against it.

@@ -75,7 +75,10 @@ def _run(argv: list[str] | None) -> int:
     try:
         if getattr(args, "max_line_bytes", None) is not None:
             os.environ[LINE_LIMIT_ENV] = str(args.max_line_bytes)
-            line_limit()  # checked before any work
+            try:
+                line_limit()  # checked before any work
+            except InvalidOptionError as exc:
+                raise InvalidOptionError(f"--max-line-bytes: {exc}") from exc
         code: int = args.run(args)
         return code
     except InvalidOptionError as exc:

@@ -260,7 +260,7 @@ def _check_bootstrap(n_bootstrap: object, seed: object, confidence: object) -> f
             f"n_bootstrap: expected an integer in [0, {MAX_BOOTSTRAP:,}], got {n_bootstrap!r}"
         )
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise InvalidOptionError(f"seed: expected an integer in [0, 2**64), got {seed!r}")
+        raise InvalidOptionError(f"seed: expected an integer in [0, 2**32), got {seed!r}")
     if (
         isinstance(confidence, bool)
         or not isinstance(confidence, Real)

@@ -83,11 +83,11 @@ def _integer(name: str, value: object, minimum: int, maximum: int) -> int:
 # before any work starts: resamples (each re-sums every item's statistics for
 # every score), exposure-curve bands (each scored with its own intervals), chrF's
 # word n-gram order (sacrebleu counts every order up to it, for every segment),
-# and the seed (the resampling generator's 64-bit seed word).
+# and the seed (a 32-bit seed, as NumPy's legacy generators and evaluate take).
 MAX_BOOTSTRAP = 100_000
 MAX_CURVE_BANDS = 100
 MAX_CHRF_WORD_ORDER = 6
-MAX_SEED = 2**64 - 1
+MAX_SEED = 2**32 - 1
 MAX_MIN_BIN_SIZE = 10**9
 
 
@@ -108,7 +108,7 @@ class TameConfig:
         training gets an empty TM hypothesis; "nearest": the lowest row's target).
     Warnings: min_bin_size_warning (30).
     Intervals: confidence (0.95), n_bootstrap (1000 resamples of the test items, at
-        most 100,000; 0 turns them off), seed (12345; below 2**64); see
+        most 100,000; 0 turns them off), seed (12345; below 2**32); see
         ``tame_mt_metric.report.intervals``.
     Exposure curve: curve_bands (10: deciles of source exposure; at most 100), or
         curve_edges (increasing thresholds inside (0, 1), read exactly); see
