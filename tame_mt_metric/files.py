@@ -29,6 +29,7 @@ __all__ = [
     "LINE_LIMIT_ENV",
     "MAX_SMALL_FILE",
     "atomic_path",
+    "fsync_file",
     "fsync_folder",
     "limit_of",
     "line_limit",
@@ -82,23 +83,24 @@ _KINDS = (
 )
 
 
-def regular_file(path: str | Path, what: str = "") -> Path:
+def regular_file(path: str | Path, what: str = "", error: type[Exception] | None = None) -> Path:
     """``path``, once it is known to name a regular file (a symlink is followed);
     a FIFO, device, socket or folder is a ``SpecialFileError`` and a missing path a
-    ``FileNotFoundError``, each naming ``what`` (an option or argument) and the path."""
+    ``FileNotFoundError`` (either one ``error`` instead, when given: an artifact's
+    own error), each naming ``what`` (an option or argument) and the path."""
     p = Path(path)
     where = f"{what}: {p}" if what else str(p)
     try:
         mode = os.stat(p).st_mode
     except FileNotFoundError:
-        raise FileNotFoundError(f"{where}: no such file") from None
+        raise (error or FileNotFoundError)(f"{where}: no such file") from None
     except OSError as exc:
-        raise SpecialFileError(f"{where}: cannot be read ({exc.strerror})") from exc
+        raise (error or SpecialFileError)(f"{where}: cannot be read ({exc.strerror})") from exc
     if stat.S_ISDIR(mode):
-        raise SpecialFileError(f"{where}: a folder, not a file")
+        raise (error or SpecialFileError)(f"{where}: a folder, not a file")
     for test, kind in _KINDS:
         if test(mode):
-            raise SpecialFileError(f"{where}: {kind}, not a regular file")
+            raise (error or SpecialFileError)(f"{where}: {kind}, not a regular file")
     return p
 
 
@@ -112,8 +114,18 @@ def read_small(path: str | Path, what: str = "", limit: int = MAX_SMALL_FILE) ->
     return data
 
 
+def fsync_file(path: Path) -> None:
+    """Flush a file's content to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def temporary_name(path: Path) -> Path:
-    """A name beside ``path`` that no other process or thread writes."""
+    """A name beside ``path`` (a file or a folder) that no other process or thread
+    writes: ``.NAME.tmp-PID-THREAD-RANDOM``."""
     tag = f"{os.getpid()}-{threading.get_ident()}-{uuid.uuid4().hex[:8]}"
     return path.with_name(f".{path.name}.tmp-{tag}")
 
@@ -139,11 +151,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     tmp = temporary_name(path)
     try:
         yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_file(tmp)
         os.replace(tmp, path)
         fsync_folder(path.parent)
     finally:

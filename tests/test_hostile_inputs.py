@@ -259,7 +259,7 @@ def test_an_index_folder_appears_whole_or_not_at_all(
     folder = tmp_path / "whole"
     # A build killed earlier leaves its temporary folder (named with its process,
     # here one that cannot be alive): the next one removes it.
-    abandoned = tmp_path / "whole.tmp-999999999-deadbeef"
+    abandoned = tmp_path / ".whole.tmp-999999999-1-deadbeef"
     abandoned.mkdir()
     (abandoned / "manifest.json").write_text("{}")
     cli("index", "build", *_train(files), "--out", folder, "--quiet")
@@ -404,7 +404,7 @@ from tame_mt_metric.report import audit
 step = sys.argv.pop(1)
 def held(real):
     def hold(*args, **kwargs):
-        if step == "rename" and not str(args[0]).rsplit("/", 1)[-1].startswith("out.tmp-"):
+        if step == "rename" and not str(args[0]).rsplit("/", 1)[-1].startswith(".out.tmp-"):
             return real(*args, **kwargs)
         if step == "array":
             real(*args, **kwargs)

@@ -13,7 +13,7 @@ import pyarrow as pa
 import tame_mt_core as _core
 
 from tame_mt_metric.cache.index_files import open_saved, read_index, read_manifest
-from tame_mt_metric.errors import IndexFileError, SpecialFileError
+from tame_mt_metric.errors import IndexFileError
 from tame_mt_metric.files import regular_file, write_arrow
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
@@ -72,10 +72,7 @@ def _open(folder: Path) -> tuple[pa.Table, dict[bytes, bytes]]:
         raise IndexFileError(
             f"{folder}: no {CORPUS_FILE}; build it with 'tame-mt-metric index build'"
         )
-    try:
-        regular_file(path, "training text")
-    except (FileNotFoundError, SpecialFileError) as exc:
-        raise IndexFileError(str(exc)) from exc
+    regular_file(path, "training text", IndexFileError)
     try:
         table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
         table.validate()

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -22,8 +21,14 @@ import pyarrow as pa
 import tame_mt_core as _core
 
 from tame_mt_metric.digest import PROOF, proof, proved
-from tame_mt_metric.errors import IndexFileError, SpecialFileError
-from tame_mt_metric.files import fsync_folder, read_small, regular_file
+from tame_mt_metric.errors import IndexFileError
+from tame_mt_metric.files import (
+    fsync_file,
+    fsync_folder,
+    read_small,
+    regular_file,
+    temporary_name,
+)
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
@@ -61,7 +66,7 @@ def _write_array(path: Path, name: str, width: int, nbytes: int, index: Training
 def _remove_abandoned(folder: Path) -> None:
     """Remove the temporary folders of builds of ``folder`` whose process has died
     (a SIGKILL leaves them); those of live processes are theirs."""
-    for tmp in folder.parent.glob(f"{folder.name}.tmp-*"):
+    for tmp in folder.parent.glob(f".{folder.name}.tmp-*"):
         pid = tmp.name.rsplit(".tmp-", 1)[1].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(tmp, ignore_errors=True)
@@ -89,7 +94,7 @@ def write_index(
     flushed to disk, which is renamed into place whole, so a reader (or a crash)
     sees either no index or a complete one."""
     _remove_abandoned(folder)
-    tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp = temporary_name(folder)
     tmp.mkdir(parents=True)
     try:
         arrays = []
@@ -110,11 +115,7 @@ def write_index(
         manifest[PROOF] = proof(manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         for member in tmp.iterdir():
-            fd = os.open(member, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_file(member)
         fsync_folder(tmp)
         os.rename(tmp, folder)
         fsync_folder(folder.parent)
@@ -157,11 +158,7 @@ def _read_array(folder: Path, entry: dict[str, Any]) -> tuple[Any, int]:
     name = entry["name"]
     if not isinstance(name, str) or not _ARRAY_NAME.fullmatch(name) or entry["width"] not in _TYPES:
         raise ValueError(f"an array entry of another shape: {entry!r}")
-    path = folder / f"{name}.arrow"  # a plain name: inside the folder
-    try:
-        regular_file(path, "index array")
-    except (FileNotFoundError, SpecialFileError) as exc:
-        raise IndexFileError(str(exc)) from exc
+    path = regular_file(folder / f"{name}.arrow", "index array", IndexFileError)
     checksum = _count(entry["xxh3_64"], 1 << 64)
     _count(entry["bytes"])
     try:

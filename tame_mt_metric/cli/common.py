@@ -22,7 +22,7 @@ from tame_mt_metric.cache.corpus_file import corpus_of_index
 from tame_mt_metric.cache.index_files import retrieval_of
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InputTooLargeError, InvalidOptionError, MisalignedInputError
-from tame_mt_metric.files import atomic_path
+from tame_mt_metric.files import atomic_path, regular_file
 from tame_mt_metric.progress import PROGRESS_ENV
 from tame_mt_metric.report.config import METRICS, TameConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
@@ -136,6 +136,7 @@ def _dataset(path: Path) -> Any:
 
     if path.is_dir():
         return datasets.load_from_disk(str(path))
+    regular_file(path, "--train-dataset")
     suffix = path.suffixes[-2] if path.suffix == ".gz" else path.suffix
     if suffix == ".arrow":
         return datasets.Dataset.from_file(str(path))
