@@ -335,10 +335,10 @@ def test_an_unusable_cache_still_gives_the_numbers(
 
     from tame_mt_metric.report import audit
 
-    def full(path: Path, table: Any) -> None:
+    def full(path: Path, *args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(audit, "_save", full)
+    monkeypatch.setattr(audit, "save_audit", full)
     with pytest.warns(CacheWarning, match="nothing was cached.*No space left"):
         got = _score(data, corpus, CacheOptions(cache_dir=tmp_path / "full"))
     assert got == expected
@@ -398,9 +398,8 @@ def test_a_test_set_over_its_limit_is_refused_before_any_work(
 
 KILLED_AT = """
 import sys, time
-from tame_mt_metric.cache import corpus_file, index_files
+from tame_mt_metric.cache import audit_file, corpus_file, index_files
 from tame_mt_metric.cli import main
-from tame_mt_metric.report import audit
 step = sys.argv.pop(1)
 def held(real):
     def hold(*args, **kwargs):
@@ -416,7 +415,7 @@ module, name = {
     "text": (corpus_file, "write_arrow"),
     "manifest": (index_files, "proof"),
     "rename": (index_files, "fsync_folder"),
-    "audit cache": (audit, "write_arrow"),
+    "audit cache": (audit_file, "write_arrow"),
 }[step]
 setattr(module, name, held(getattr(module, name)))
 sys.exit(main(sys.argv[1:]))
