@@ -7,12 +7,17 @@ one that hangs past its time) is listed. Hostile files are among them: a FIFO,
 ``/dev/zero``, ``/dev/urandom`` and ``/dev/null`` in a file's place, a gzip bomb
 of one endless line, a file of a million empty lines.
 
-    python benchmarks/bad_inputs.py
+    python benchmarks/bad_inputs.py [--fresh]
+
+``--fresh`` runs each Python case in a process of its own, as each CLI case
+always is.
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
+import json
 import math
 import os
 import signal
@@ -366,47 +371,82 @@ def _on_alarm(signum: int, frame: object) -> None:
     raise TimeoutError
 
 
+def _python_cases(folder: Path) -> list[tuple[str, Case]]:
+    return [
+        *(("compute()", c) for c in _compute_cases()),
+        *(("compute() options", c) for c in _option_cases(folder)),
+        *(("Python API", c) for c in _api_cases(folder)),
+        *(("Space", c) for c in _space_cases(folder)),
+    ]
+
+
+def _run_case(what: str, place: str, call: Callable[[], object]) -> tuple[str, str | None]:
+    """The outcome of one Python case, and its line in the list of problems."""
+    signal.alarm(60)
+    try:
+        call()
+    except TimeoutError:
+        return "hang", f"{what}: no answer after 60 s"
+    except (TameError, FileNotFoundError) as exc:
+        if _names(place, str(exc)):
+            return "typed, names the place", None
+        return "typed, place unnamed", f"{what}: {type(exc).__name__}: {exc}"
+    except Exception as exc:
+        return "other exception", f"{what}: {type(exc).__name__}: {exc}"
+    finally:
+        signal.alarm(0)
+    return "accepted", f"{what}: accepted"
+
+
+def _in_fresh_process(folder: Path, number: int, what: str) -> tuple[str, str | None]:
+    """Case ``number`` run by a child of its own (a crash or a hang is counted)."""
+    try:
+        child = subprocess.run(
+            [sys.executable, __file__, "--folder", str(folder), "--case", str(number)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    except subprocess.TimeoutExpired:
+        return "hang", f"{what}: no answer after 120 s"
+    if child.returncode != 0:
+        return "other exception", f"{what}: the process died: {child.stderr.strip()[-300:]}"
+    kind, problem = json.loads(child.stdout.splitlines()[-1])
+    return kind, problem
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--fresh", action="store_true", help="each Python case in a fresh process too"
+    )
+    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--case", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
     signal.signal(signal.SIGALRM, _on_alarm)
+    if args.case is not None:  # the child of --fresh
+        _, (what, place, call) = _python_cases(args.folder)[args.case]
+        print(json.dumps(_run_case(what, place, call)))
+        return
     outcomes: Counter[tuple[str, str]] = Counter()
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        python_cases = [
-            *(("compute()", c) for c in _compute_cases()),
-            *(("compute() options", c) for c in _option_cases(folder)),
-            *(("Python API", c) for c in _api_cases(folder)),
-            *(("Space", c) for c in _space_cases(folder)),
-        ]
-        for group, (what, place, call) in python_cases:
-            signal.alarm(60)
-            try:
-                call()
-            except TimeoutError:
-                outcomes[(group, "hang")] += 1
-                problems.append(f"{what}: no answer after 60 s")
-            except (TameError, FileNotFoundError) as exc:
-                named = _names(place, str(exc))
-                outcomes[
-                    (group, "typed, names the place" if named else "typed, place unnamed")
-                ] += 1
-                if not named:
-                    problems.append(f"{what}: {type(exc).__name__}: {exc}")
-            except Exception as exc:
-                outcomes[(group, "other exception")] += 1
-                problems.append(f"{what}: {type(exc).__name__}: {exc}")
+        for number, (group, (what, place, call)) in enumerate(_python_cases(folder)):
+            if args.fresh:
+                kind, problem = _in_fresh_process(folder, number, what)
             else:
-                outcomes[(group, "accepted")] += 1
-                problems.append(f"{what}: accepted")
-            finally:
-                signal.alarm(0)
-        for what, place, args in _cli_cases(folder):
-            stdin = next((a[1:] for a in args if a.startswith("<")), None)
-            args = [a for a in args if not a.startswith("<")]
+                kind, problem = _run_case(what, place, call)
+            outcomes[(group, kind)] += 1
+            if problem is not None:
+                problems.append(problem)
+        for what, place, command in _cli_cases(folder):
+            stdin = next((a[1:] for a in command if a.startswith("<")), None)
+            command = [a for a in command if not a.startswith("<")]
             try:
                 with open(stdin or os.devnull, "rb") as source:
                     done = subprocess.run(
-                        [sys.executable, "-m", "tame_mt_metric", *args, "--quiet"],
+                        [sys.executable, "-m", "tame_mt_metric", *command, "--quiet"],
                         stdin=source,
                         capture_output=True,
                         text=True,
