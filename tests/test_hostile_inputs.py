@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -202,20 +203,34 @@ def test_an_index_is_used_with_its_own_settings_only(
     assert "nfkc_ws_lc" in c["signature"] and c["exposure"] == b["exposure"]
 
 
-def test_a_forged_manifest_is_refused(files: dict[str, Path], tmp_path: Path) -> None:
-    folder = tmp_path / "forged"
+def _saved_index(files: dict[str, Path], folder: Path) -> Path:
     cli("index", "build", *_train(files), "--out", folder, "--quiet")
+    return folder
+
+
+def _edit_manifest(folder: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Change the manifest and recompute its proof, as a forger would."""
     manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["settings"]["lowercase"] = True
+    edit(manifest)
     manifest[PROOF] = proof(manifest)
     (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _readers_refuse(folder: Path, sentence: str, message: str) -> None:
+    """``index verify`` and ``lookup`` both exit 1 saying ``message``."""
     commands: list[list[str | Path]] = [
         ["index", "verify", folder],
-        ["lookup", "--index", folder, "a house"],
+        ["lookup", "--index", folder, sentence],
     ]
     for command in commands:
         done = cli(*command, check=1)
-        assert "the manifest does not describe this index" in done.stderr
+        assert message in done.stderr
+
+
+def test_a_forged_manifest_is_refused(files: dict[str, Path], tmp_path: Path) -> None:
+    folder = _saved_index(files, tmp_path / "forged")
+    _edit_manifest(folder, lambda m: m["settings"].update(lowercase=True))
+    _readers_refuse(folder, "a house", "the manifest does not describe this index")
     done = cli("audit", "--index", folder, *_test(files), check=1)
     assert "does not describe" in done.stderr
 
@@ -224,28 +239,17 @@ def test_a_forged_manifest_is_refused(files: dict[str, Path], tmp_path: Path) ->
 def test_manifest_members_stay_in_the_folder(
     files: dict[str, Path], tmp_path: Path, name: str
 ) -> None:
-    folder = tmp_path / "escape"
-    cli("index", "build", *_train(files), "--out", folder, "--quiet")
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["arrays"][0]["name"] = name
-    manifest[PROOF] = proof(manifest)
-    (folder / "manifest.json").write_text(json.dumps(manifest))
+    folder = _saved_index(files, tmp_path / "escape")
+    _edit_manifest(folder, lambda m: m["arrays"][0].update(name=name))
     done = cli("index", "verify", folder, check=1)
     assert "another shape" in done.stderr
 
 
 def test_a_manifest_that_is_a_fifo_is_refused(files: dict[str, Path], tmp_path: Path) -> None:
-    folder = tmp_path / "fifo-index"
-    cli("index", "build", *_train(files), "--out", folder, "--quiet")
+    folder = _saved_index(files, tmp_path / "fifo-index")
     (folder / "manifest.json").unlink()
     _fifo(folder / "manifest.json")
-    commands: list[list[str | Path]] = [
-        ["index", "verify", folder],
-        ["lookup", "--index", folder, "a"],
-    ]
-    for command in commands:
-        done = cli(*command, check=1)
-        assert "FIFO" in done.stderr
+    _readers_refuse(folder, "a", "FIFO")
     array = next(folder.glob("*.vocab.arrow"))
     array.unlink()
     array.symlink_to("/dev/zero")

@@ -77,8 +77,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
-        return True
+    except OSError:  # alive, another user's
+        pass
     return True
 
 

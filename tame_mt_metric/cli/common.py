@@ -21,7 +21,7 @@ from typing import Any
 from tame_mt_metric.cache.corpus_file import corpus_of_index
 from tame_mt_metric.cache.index_files import retrieval_of
 from tame_mt_metric.digest import digest
-from tame_mt_metric.errors import InputTooLargeError, InvalidOptionError, MisalignedInputError
+from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import atomic_path, regular_file
 from tame_mt_metric.progress import PROGRESS_ENV
 from tame_mt_metric.report.config import METRICS, TameConfig
@@ -186,12 +186,8 @@ def read_aligned(paths: Sequence[Path]) -> list[list[str]]:
     """Files of equal line counts; the first that differs from the first file is named."""
     texts = []
     for path in paths:
-        try:  # read no further than the test set's limit
-            texts.append(read_lines(path, max_lines=max_test_items()))
-        except InputTooLargeError as exc:
-            raise InputTooLargeError(
-                f"{exc}: over the test set's limit ({TEST_ITEMS_ENV})"
-            ) from exc
+        limit = f"the test set's limit ({TEST_ITEMS_ENV})"  # read no further than it
+        texts.append(read_lines(path, max_lines=max_test_items(), lines_limit=limit))
     for path, lines in zip(paths[1:], texts[1:], strict=True):
         if len(lines) != len(texts[0]):
             raise MisalignedInputError(

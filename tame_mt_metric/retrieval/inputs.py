@@ -132,7 +132,11 @@ class _Readable(Protocol):
 
 
 def iter_lines(
-    path: str | Path, what: str = "", max_lines: int | None = None, max_bytes: int | None = None
+    path: str | Path,
+    what: str = "",
+    max_lines: int | None = None,
+    max_bytes: int | None = None,
+    lines_limit: str = "",
 ) -> Iterator[str]:
     """Lines of a UTF-8 text file (``.gz`` is decompressed), without newlines;
     a byte-order mark at the start of the file is not text and is dropped. The
@@ -141,17 +145,22 @@ def iter_lines(
     p = regular_file(path, what)
     opener = gzip.open if p.suffix == ".gz" else open
     with opener(p, "rb") as f:
-        yield from lines_of(f, f"{what}: {p}" if what else str(p), max_lines, max_bytes)
+        name = f"{what}: {p}" if what else str(p)
+        yield from lines_of(f, name, max_lines, max_bytes, lines_limit)
 
 
 def lines_of(
-    stream: _Readable, name: str, max_lines: int | None = None, max_bytes: int | None = None
+    stream: _Readable,
+    name: str,
+    max_lines: int | None = None,
+    max_bytes: int | None = None,
+    lines_limit: str = "",
 ) -> Iterator[str]:
     """Lines of a UTF-8 byte stream (a file, standard input), as ``iter_lines``
     reads them: a line at a time, none past the line limit (``files.line_limit``),
     at most ``max_lines`` lines and ``max_bytes`` bytes (decompressed), so that no
     stream (``/dev/zero``, a gzip bomb) is held whole; errors name the stream and
-    the line."""
+    the line; ``lines_limit`` names the limit ``max_lines`` stands for."""
     limit = line_limit()
     number = size = 0
     try:
@@ -161,7 +170,8 @@ def lines_of(
             if len(raw.rstrip(b"\n").removesuffix(b"\r")) > limit:
                 raise line_too_long(f"{name}:{number}")
             if max_lines is not None and number > max_lines:
-                raise InputTooLargeError(f"{name}: more than {max_lines:,} lines")
+                over = f": over {lines_limit}" if lines_limit else ""
+                raise InputTooLargeError(f"{name}: more than {max_lines:,} lines{over}")
             if max_bytes is not None and size > max_bytes:
                 raise InputTooLargeError(f"{name}: more than {max_bytes:,} bytes of text")
             try:
@@ -178,6 +188,10 @@ def lines_of(
 
 
 def read_lines(
-    path: str | Path, what: str = "", max_lines: int | None = None, max_bytes: int | None = None
+    path: str | Path,
+    what: str = "",
+    max_lines: int | None = None,
+    max_bytes: int | None = None,
+    lines_limit: str = "",
 ) -> list[str]:
-    return list(iter_lines(path, what, max_lines, max_bytes))
+    return list(iter_lines(path, what, max_lines, max_bytes, lines_limit))
