@@ -99,12 +99,15 @@ def render_comparison(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
-def finish_comparison(args: argparse.Namespace, comparison: Comparison) -> None:
+def finish_comparison(
+    args: argparse.Namespace, comparison: Comparison, sources: list[str] | None = None
+) -> None:
     if args.paired_json_out:
         write_json(args.paired_json_out, comparison.as_dict())
     if getattr(args, "html_out", None) and comparison.reports:
-        name, report = next(iter(comparison.reports.items()))
-        page = render_html(report, comparison, title=f"TAME report: {name}")
+        report = next(iter(comparison.reports.values()))
+        title = f"TAME report: {', '.join(comparison.reports)}"
+        page = render_html(report, comparison, title=title, sources=sources)
         write_text(args.html_out, page)
     if not args.quiet:
         print(render_comparison(comparison))
@@ -136,7 +139,7 @@ def _compare(args: argparse.Namespace) -> int:
             index=index,
             **options,
         )
-    finish_comparison(args, comparison)
+    finish_comparison(args, comparison, sources)
     return 0
 
 
@@ -156,6 +159,6 @@ def register(
     parser.add_argument("--test", choices=tuple(TEST_NAMES), default="bs", help="default bs")
     add_paired_options(parser)
     parser.add_argument(
-        "--html-out", type=Path, help="the first system's page, with the paired tests"
+        "--html-out", type=Path, help="every system's page, side by side, with the paired tests"
     )
     parser.set_defaults(run=_compare)

@@ -33,7 +33,7 @@ from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.document import TameReport
 from tame_mt_metric.report.exposure_summary import summarize
-from tame_mt_metric.report.html import render_html
+from tame_mt_metric.report.html import neighbour_texts, render_html
 from tame_mt_metric.report.pipeline import report_from_audit, score_tame
 from tame_mt_metric.report.significance import TM, comparison
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
@@ -61,12 +61,17 @@ def _texts(args: argparse.Namespace) -> dict[str, bool]:
 
 
 def _finish(
-    args: argparse.Namespace, report: TameReport, texts: dict[str, list[str]] | None = None
+    args: argparse.Namespace,
+    report: TameReport,
+    texts: dict[str, list[str]] | None = None,
+    sources: list[str] | None = None,
+    neighbours: dict[int, str] | None = None,
 ) -> None:
     if args.json_out:
         write_json(args.json_out, report.as_json())
     if args.html_out:
-        write_text(args.html_out, render_html(report, texts=texts))
+        page = render_html(report, texts=texts, sources=sources, neighbours=neighbours)
+        write_text(args.html_out, page)
     if not args.quiet:
         print(render_report(report))
 
@@ -74,11 +79,10 @@ def _finish(
 def _page_texts(
     args: argparse.Namespace, sources: list[str], refs: list[list[str]], hyps: list[str]
 ) -> dict[str, list[str]] | None:
-    """The raw text the page may show beside the most exposed items: only the
-    sides the ``--include-*-text`` flags name."""
+    """The raw text the page may show beside the most exposed items and their
+    test sources: only the sides the ``--include-*-text`` flags name."""
     sides = _texts(args)
     texts = {
-        "source": sources if sides["source"] else None,
         "reference": [r[0] for r in refs] if sides["reference"] else None,
         "hypothesis": hyps if sides["hyp"] else None,
     }
@@ -102,7 +106,10 @@ def _score(args: argparse.Namespace) -> int:
             write_segments(args.segment_out, result, sources, refs, hyps, _texts(args))
         if args.tm_out:
             write_lines(args.tm_out, result.tm_hypotheses)
-        _finish(args, result.report, _page_texts(args, sources, refs, hyps))
+        neighbours = (
+            neighbour_texts(result) if args.include_neighbor_text and args.html_out else None
+        )
+        _finish(args, result.report, _page_texts(args, sources, refs, hyps), sources, neighbours)
     return 0
 
 
