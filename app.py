@@ -13,6 +13,8 @@ import pandas as pd
 from tame_mt_metric.errors import TameError
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.space import (
+    BIN_COLOURS,
+    BUCKETS,
     EXAMPLE,
     LIMITS,
     MAX_UPLOAD,
@@ -22,6 +24,15 @@ from tame_mt_metric.space import (
 )
 
 UPLOAD = "My own files (plain text or .gz, one sentence per line)"
+# Uploaded files' names whole (gradio cuts a long stem short with an ellipsis).
+CSS = """
+#uploads tr.file { display: flex; flex-wrap: wrap; }
+#uploads td.filename { display: block; flex: 1 1 100%; width: auto; overflow-wrap: anywhere; }
+#uploads td.filename .stem, #uploads td.filename .ext {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+#uploads td.download { flex: 1 1 100%; width: auto; min-width: 0; text-align: left; }
+.tame-warnings li { color: #8a3b00; }
+"""
 
 
 def analyse(
@@ -53,15 +64,16 @@ def analyse(
         shown = run(inputs, config)
     except (TameError, ValueError, OSError) as exc:
         message = f"**Could not score:** {exc}"
-        return message, "", "", None, None, "", None, None, None
+        return message, "", "", "", None, "", "", None, None, None
     items, rows = len(shown.result.exposures), inputs["train"].num_rows
     status = f"Scored {items:,} test items against {rows:,} training pairs."
     return (
         status,
         shown.headline_html(),
+        shown.warnings_html(),
         shown.fields["signature"],
         pd.DataFrame(shown.histogram),
-        pd.DataFrame(shown.bins),
+        shown.bins_html(),
         shown.exposed_html,
         str(shown.report_file),
         str(shown.segments_file),
@@ -80,15 +92,19 @@ def build_demo() -> gr.Blocks:
         )
         with gr.Row():
             source = gr.Radio([EXAMPLE, UPLOAD], value=EXAMPLE, label="data", elem_id="source")
-        gr.Markdown(LIMITS, elem_id="limits")
-        with gr.Row():
-            train_src = gr.File(label="training sources", type="filepath")
-            train_tgt = gr.File(label="training targets", type="filepath")
-            test_src = gr.File(label="test sources", type="filepath")
-            references = gr.File(
-                label="references (one or more files)", file_count="multiple", type="filepath"
-            )
-            hypotheses = gr.File(label="system output", type="filepath")
+        with gr.Column(visible=False, elem_id="uploads") as uploads:  # shown for UPLOAD
+            gr.Markdown(LIMITS, elem_id="limits")
+            with gr.Row():
+                train_src = gr.File(label="training sources", type="filepath")
+                train_tgt = gr.File(label="training targets", type="filepath")
+                test_src = gr.File(label="test sources", type="filepath")
+                references = gr.File(
+                    label="references (one or more files)",
+                    file_count="multiple",
+                    type="filepath",
+                )
+                hypotheses = gr.File(label="system output", type="filepath")
+        source.change(lambda chosen: gr.update(visible=chosen == UPLOAD), source, uploads)
         with gr.Row():
             near = gr.Number(0.70, label="near threshold", minimum=0, maximum=1, step=0.05)
             far = gr.Number(0.30, label="far threshold", minimum=0, maximum=1, step=0.05)
@@ -98,18 +114,22 @@ def build_demo() -> gr.Blocks:
             )
         button = gr.Button("Score", variant="primary", elem_id="score")
         status = gr.Markdown(elem_id="status")
+        warnings = gr.HTML(elem_id="warnings")
         with gr.Row():
             headline = gr.HTML(elem_id="headline")
-            with gr.Column():
+            with gr.Column(scale=2):
                 histogram = gr.BarPlot(
                     x="source exposure",
                     y="items",
                     color="bin",
+                    x_bin=1 / BUCKETS,
+                    y_aggregate="sum",
+                    x_lim=[0, 1],
+                    color_map=BIN_COLOURS,
                     label="source exposure (bins by colour)",
+                    elem_id="histogram",
                 )
-                bins = gr.BarPlot(
-                    x="bar", y="score", color="series", label="BLEU by bin: system vs TM"
-                )
+        bins = gr.HTML(elem_id="bins", label="scores by bin")
         exposed = gr.HTML(elem_id="exposed", label="most exposed test items")
         signature = gr.Textbox(label="signature", elem_id="signature", interactive=False)
         with gr.Row():
@@ -130,10 +150,21 @@ def build_demo() -> gr.Blocks:
                 lowercase,
                 zero_policy,
             ],
-            [status, headline, signature, histogram, bins, exposed, report, segments, page],
+            [
+                status,
+                headline,
+                warnings,
+                signature,
+                histogram,
+                bins,
+                exposed,
+                report,
+                segments,
+                page,
+            ],
         )
     return demo
 
 
 if __name__ == "__main__":
-    build_demo().launch(max_file_size=MAX_UPLOAD)
+    build_demo().launch(max_file_size=MAX_UPLOAD, css=CSS)

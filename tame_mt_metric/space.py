@@ -1,7 +1,10 @@
 """What the Space demo (``app.py``) shows, computed without any UI: the report
-of a system from uploaded files or the bundled example, the exposure
-histogram, per-bin scores, the most exposed items beside their neighbours
-with the shared stretches marked, and the report files to download."""
+of a system from uploaded files or the bundled example, its warnings, the
+exposure histogram (in the bins' colours of the HTML report), each bin's count
+and scores with their intervals, the most exposed items beside their
+neighbours with the shared stretches marked, and the report files to
+download. Scores are named and numbers written as on every human surface
+(``report.labels``, ``report.html.field_label``)."""
 
 from __future__ import annotations
 
@@ -18,12 +21,25 @@ from rapidfuzz.distance import Indel
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.errors import InputTextError
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.report.html import render_html
+from tame_mt_metric.report.exposure_summary import BINS
+from tame_mt_metric.report.html import (
+    BIN_COLOURS,
+    bin_scores_svg,
+    bins_table,
+    field_label,
+    field_text,
+    interval_text,
+    neighbour_texts,
+    render_html,
+)
+from tame_mt_metric.report.labels import exposure_text
 from tame_mt_metric.report.pipeline import TameResult, score_tame
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.inputs import read_lines
 
 __all__ = [
+    "BIN_COLOURS",
+    "BUCKETS",
     "EXAMPLE",
     "HEADLINE",
     "LIMITS",
@@ -47,25 +63,26 @@ LIMITS = (
     f"{MAX_UPLOAD_TEXT >> 20} MB of text once decompressed, lines of at most 1 MB. "
     "Larger corpora: the command line or the Python API."
 )
+# The flat fields the headline shows, named by ``field_label`` (chrF by its
+# word order) and written by ``field_text``.
 HEADLINE = (
-    ("bleu", "BLEU"),
-    ("chrf", "chrF++"),
-    ("tm_bleu", "TM-BLEU"),
-    ("tm_chrf", "TM-chrF++"),
-    ("delta_tm_bleu", "BLEU over TM"),
-    ("delta_tm_chrf", "chrF++ over TM"),
-    ("source_exposure_mean", "source exposure (mean)"),
-    ("target_exposure_mean", "target exposure (mean)"),
-    ("pair_exposure_mean", "pair exposure (mean)"),
-    ("source_exact_rate", "source exact overlap"),
-    ("pair_exact_rate", "pair exact overlap"),
-    ("pair_leak@0.70", "PairLeak@0.70"),
-    ("pair_leak@0.85", "PairLeak@0.85"),
-    ("far_bleu", "Far-BLEU"),
-    ("gen_gap_bleu", "GenGap-BLEU"),
+    "bleu",
+    "chrf",
+    "tm_bleu",
+    "tm_chrf",
+    "delta_tm_bleu",
+    "delta_tm_chrf",
+    "source_exposure_mean",
+    "target_exposure_mean",
+    "pair_exposure_mean",
+    "source_exact_rate",
+    "pair_exact_rate",
+    "pair_leak@0.70",
+    "pair_leak@0.85",
+    "far_bleu",
+    "gen_gap_bleu",
 )
-PERCENT = {"source_exact_rate", "pair_exact_rate", "pair_leak@0.70", "pair_leak@0.85"}
-BUCKETS = 20
+BUCKETS = 20  # histogram buckets over [0, 1]
 
 
 def simulated_system(references: Sequence[str]) -> list[str]:
@@ -136,30 +153,57 @@ class SpaceResult:
     result: TameResult
     fields: dict[str, Any]
     histogram: list[dict[str, Any]]
-    bins: list[dict[str, Any]]
     exposed_html: str
     report_file: Path
     segments_file: Path
     page_file: Path
 
     def headline_html(self) -> str:
+        report = self.result.report
+        metrics, word_order = list(report.system), report.config.chrf_word_order
         rows = []
-        for key, label in HEADLINE:
+        for key in HEADLINE:
             value = self.fields.get(key)
             if not isinstance(value, int | float):
                 continue
-            shown = f"{100 * value:.2f}%" if key in PERCENT else f"{value:.2f}"
-            rows.append(f'<tr><td>{label}</td><td data-key="{key}">{shown}</td></tr>')
+            interval = report.intervals.get(key)
+            rows.append(
+                f"<tr><td>{html.escape(field_label(key, metrics, word_order))}</td>"
+                f'<td data-key="{key}">{field_text(key, value)}</td>'
+                f"<td>{interval_text(interval) if interval else ''}</td></tr>"
+            )
         return f'<table class="tame-headline">{"".join(rows)}</table>'
+
+    def warnings_html(self) -> str:
+        warnings = self.result.report.warnings
+        if not warnings:
+            return '<p class="tame-warnings">No warnings.</p>'
+        items = "".join(f"<li>{html.escape(w)}</li>" for w in warnings)
+        return f'<ul class="tame-warnings"><b>Warnings</b>{items}</ul>'
+
+    def bins_html(self) -> str:
+        """Each bin's count, share and scores with their intervals, and the first
+        metric's plot of them (system, TM), as on the HTML report."""
+        report = self.result.report
+        systems = {"system": report}
+        metric = next(iter(report.system))
+        return (
+            '<div class="tame-bins" style="display:flex;flex-wrap:wrap;gap:1em;'
+            'align-items:flex-start">'
+            f"<div>{bin_scores_svg(systems, metric)}</div><div>{bins_table(systems)}</div></div>"
+        )
 
 
 def _histogram(result: TameResult) -> list[dict[str, Any]]:
-    counts: dict[tuple[int, str], int] = {}
+    """Items by source exposure (the lower bound of a bucket 1/BUCKETS wide, a
+    number) and bin; every bucket and every bin has a row (zero where empty), so
+    that the axis spans [0, 1] and the legend names every bin."""
+    counts = {(b, name): 0 for b in range(BUCKETS) for name in BINS}
     for item, name in zip(result.exposures, result.report.summary.item_bins, strict=True):
         bucket = min(int(item.source[0].fraction * BUCKETS), BUCKETS - 1)
         counts[(bucket, name)] = counts.get((bucket, name), 0) + 1
     return [
-        {"source exposure": f"{b / BUCKETS:.2f}", "items": n, "bin": name}
+        {"source exposure": b / BUCKETS, "items": n, "bin": name}
         for (b, name), n in sorted(counts.items())
     ]
 
@@ -177,7 +221,7 @@ def _exposed(result: TameResult, inputs: dict[str, Any], show_text: bool, top: i
         else:
             test, neighbour = "(text hidden)", "(text hidden)"
         rows.append(
-            f"<tr><td>{i}</td><td>{best.score:.3f}</td><td>{test}</td>"
+            f"<tr><td>{i}</td><td>{exposure_text(best.score)}</td><td>{test}</td>"
             f"<td>{best.row}</td><td>{neighbour}</td></tr>"
         )
     names = ("item", "exposure", "test source", "row", "nearest training source")
@@ -200,20 +244,13 @@ def run(inputs: dict[str, Any], config: TameConfig, show_text: bool = True) -> S
         "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.segments), encoding="utf-8"
     )
     page_file = out / "tame_report.html"
-    page_file.write_text(render_html(result.report), encoding="utf-8")
-    report = result.report
-    metric = next(iter(report.system))
-    bins = [
-        {"bar": f"{b.name} {series}", "score": scores[metric], "series": series}
-        for b in report.bins.values()
-        for series, scores in (("system", b.system), ("TM", b.tm))
-        if scores[metric] == scores[metric]  # an empty bin has no bar
-    ]
+    neighbours = neighbour_texts(result) if show_text else None
+    page = render_html(result.report, sources=inputs["sources"], neighbours=neighbours)
+    page_file.write_text(page, encoding="utf-8")
     return SpaceResult(
         result,
-        report.fields(),
+        result.report.fields(),
         _histogram(result),
-        bins,
         _exposed(result, inputs, show_text),
         report_file,
         segments_file,

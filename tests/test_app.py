@@ -1,7 +1,9 @@
 """The Space demo for real: ``app.py`` runs on localhost and headless Chromium
 (Debian's chromium and chromedriver, driven by Selenium) scores the bundled
-example; the numbers on the page equal ``compute()``'s. A failed upload shows
-a readable message. The screenshot goes to $TAME_MT_SCREENSHOT when set.
+example; the numbers on the page (the headline, each bin's count and
+intervals, the warnings) equal ``compute()``'s. The upload boxes show only
+when uploads are chosen, with a file's name whole; a failed upload shows a
+readable message. The screenshot goes to $TAME_MT_SCREENSHOT when set.
 
 By default the app runs from this checkout with this interpreter;
 $TAME_MT_SPACE_DIR and $TAME_MT_SPACE_PYTHON run it instead from another copy
@@ -19,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from selenium import webdriver
@@ -27,7 +30,10 @@ from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
 import tame_mt_metric
-from tame_mt_metric.space import HEADLINE, LIMITS, PERCENT, example_inputs
+from tame_mt_metric.report.exposure_summary import BINS
+from tame_mt_metric.report.html import field_label, field_text
+from tame_mt_metric.report.labels import score_text
+from tame_mt_metric.space import BIN_COLOURS, BUCKETS, HEADLINE, LIMITS, example_inputs
 from tests.browser import chromium
 
 REPO = Path(__file__).resolve().parent.parent
@@ -82,16 +88,23 @@ def browser() -> Iterator[webdriver.Chrome]:
         yield driver
 
 
-def _expected() -> dict[str, str]:
+def _expected() -> dict[str, Any]:
     inputs = example_inputs()
     metric = tame_mt_metric.load(train=inputs["train"], keep_in_memory=True)
     out = metric.compute(
         predictions=inputs["predictions"],
         references=inputs["references"],
         sources=inputs["sources"],
+        return_report=True,
     )
-    shown = {k: f"{100 * out[k]:.2f}%" if k in PERCENT else f"{out[k]:.2f}" for k, _ in HEADLINE}
-    return {**shown, "signature": out["signature"]}
+    return {k: field_text(k, out[k]) for k in HEADLINE} | {
+        "signature": out["signature"],
+        "report": out["report"],
+    }
+
+
+def _interval_text(interval: dict[str, float | None]) -> str:
+    return f"[{score_text(interval['low'])}, {score_text(interval['high'])}]"
 
 
 def test_the_bundled_example_on_the_page_equals_compute(
@@ -106,8 +119,28 @@ def test_the_bundled_example_on_the_page_equals_compute(
         for cell in browser.find_elements(By.CSS_SELECTOR, "#headline td[data-key]")
     }
     expected = _expected()
-    for key, _ in HEADLINE:
+    report = expected["report"]
+    for key in HEADLINE:
         assert page[key] == expected[key], key
+    labels = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#headline td")]
+    metrics = report["config"]["metrics"]
+    word_order = report["config"]["chrf_word_order"]
+    assert field_label("chrf", metrics, word_order) in labels  # chrF by its word order
+    assert field_label("far_bleu", metrics, word_order) in labels  # says it is the far bin's
+    warnings = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#warnings li")]
+    assert warnings == report["warnings"] and warnings  # the near bin is small
+    intervals = report["intervals"]["scores"]
+    for b in report["bins"]:
+        name = b["name"]
+        count = browser.find_element(By.CSS_SELECTOR, f'#bins td[data-key="bin/{name}/count"]')
+        assert count.text == f"{b['count']:,}"
+        for key in (f"bin/{name}/{m}" for m in ("bleu", "chrf", "tm_bleu", "tm_chrf")):
+            cells = browser.find_elements(By.CSS_SELECTOR, f'#bins td[data-key="{key}"]')
+            assert len(cells) == (1 if b["count"] else 0), key
+            for cell in cells:
+                shown = cell.find_element(By.XPATH, "following-sibling::td[1]").text
+                assert shown == _interval_text(intervals[key]), key
+        assert f"{b['count']:,} items" in browser.find_element(By.ID, "bins").text
     signature = browser.find_element(By.CSS_SELECTOR, "#signature textarea").get_attribute("value")
     assert signature == expected["signature"]
     marks = browser.find_elements(By.CSS_SELECTOR, "#exposed mark")
@@ -121,13 +154,38 @@ def test_the_bundled_example_on_the_page_equals_compute(
         browser.save_screenshot(os.environ["TAME_MT_SCREENSHOT"])
 
 
-def test_a_missing_upload_is_a_message_not_a_traceback(url: str, browser: webdriver.Chrome) -> None:
+LONG_NAME = "swahili_training_sources_of_the_bible_corpus_2024_edition.sw.txt"
+
+
+def test_uploads_show_only_when_chosen_with_names_whole_and_a_missing_one_is_a_message(
+    url: str, browser: webdriver.Chrome, tmp_path: Path
+) -> None:
     browser.get(url)
     wait = WebDriverWait(browser, 120)
     upload = wait.until(
         lambda b: b.find_element(By.XPATH, "//*[@id='source']//label[contains(., 'My own files')]")
     )
+    wait.until(lambda b: b.find_element(By.ID, "score").is_displayed())
+    page = browser.find_element(By.TAG_NAME, "body")
+    assert "Drop File Here" not in page.text  # no upload box while the example is chosen
+    assert not any(e.is_displayed() for e in browser.find_elements(By.ID, "limits"))
     upload.click()
+    wait.until(lambda b: any(e.is_displayed() for e in b.find_elements(By.ID, "limits")))
+    assert page.text.count("Drop File Here") == 5
+    (tmp_path / LONG_NAME).write_text("a house\n", encoding="utf-8")
+    browser.find_elements(By.CSS_SELECTOR, "#uploads input[type=file]")[0].send_keys(
+        str(tmp_path / LONG_NAME)
+    )
+    name = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, "#uploads td.filename"))
+    inside, text = browser.execute_script(
+        """const td = arguments[0], box = td.getBoundingClientRect();
+        const range = document.createRange(); range.selectNodeContents(td);
+        const rects = [...range.getClientRects()].filter(r => r.width > 0);
+        return [rects.every(r => r.left >= box.left - 1 && r.right <= box.right + 1),
+                td.innerText.replace(/\\s+/g, '')];""",
+        name,
+    )
+    assert text == LONG_NAME and inside  # the whole name, none of it cut off
     browser.find_element(By.ID, "score").click()
     wait.until(lambda b: "Could not score" in b.find_element(By.ID, "status").text)
     text = browser.find_element(By.ID, "status").text
@@ -146,3 +204,9 @@ def test_an_upload_over_the_limit_is_refused_and_the_limit_shown(url: str) -> No
     config = httpx.get(f"{url}config").json()
     assert config["max_file_size"] == 20 << 20
     assert LIMITS in json.dumps(config, ensure_ascii=False)
+    (histogram,) = [
+        c["props"] for c in config["components"] if c.get("props", {}).get("elem_id") == "histogram"
+    ]
+    # a numeric exposure axis, binned, in the HTML report's colours of the bins
+    assert histogram["x_bin"] == 1 / BUCKETS and histogram["x_lim"] == [0, 1]
+    assert histogram["color_map"] == BIN_COLOURS and set(BIN_COLOURS) == set(BINS)

@@ -39,7 +39,10 @@ if TYPE_CHECKING:
 __all__ = [
     "BIN_COLOURS",
     "MOST_EXPOSED",
+    "bin_scores_svg",
+    "bins_table",
     "field_label",
+    "field_text",
     "interval_text",
     "most_exposed",
     "neighbour_texts",
@@ -127,7 +130,7 @@ def field_label(key: str, metrics: Sequence[str], chrf_word_order: int) -> str:
     return key
 
 
-def _field_text(key: str, value: float | int | None) -> str:
+def field_text(key: str, value: float | int | None) -> str:
     """A flat field's value as the human surfaces write it."""
     if key.endswith("/count") and isinstance(value, int):
         return f"{value:,}"
@@ -360,7 +363,7 @@ def curve_svg(systems: Mapping[str, TameReport], metric: str) -> str:
     return plot.svg("mean source exposure of the band", label, EXPOSURE_TICKS)
 
 
-def _bins_table(systems: Mapping[str, TameReport]) -> str:
+def bins_table(systems: Mapping[str, TameReport]) -> str:
     """Each bin's count and share, and every system's and the TM's scores with
     their intervals."""
     first = next(iter(systems.values()))
@@ -375,7 +378,10 @@ def _bins_table(systems: Mapping[str, TameReport]) -> str:
     items = first.summary.items
     for name in BINS:
         b = first.bins[name]
-        swatch = f'<i class="swatch" style="background:{BIN_COLOURS[name]}"></i>'
+        swatch = (
+            '<i class="swatch" style="display:inline-block;width:10px;height:10px;'
+            f'margin-right:4px;background:{BIN_COLOURS[name]}"></i>'
+        )
         lead = (
             f'<td>{swatch}{_e(name)}</td><td data-key="bin/{name}/count" '
             f'data-value="{b.count}">{b.count:,}</td><td>{rate_text(b.count / items)}</td>'
@@ -417,7 +423,7 @@ def _scores_table(systems: Mapping[str, TameReport]) -> str:
             v = fields[name][key]
             assert not isinstance(v, str)
             who = None if one else name
-            cells.append(_value_cell(v, _field_text(key, v), who))
+            cells.append(_value_cell(v, field_text(key, v), who))
             cells.append(_interval_cell(report.intervals.get(key), who))
         rows.append(
             f'<tr data-key="{_e(key)}"><td>{_e(field_label(key, metrics, wo))}</td>'
@@ -585,7 +591,7 @@ def render_html(
         "<h2>Scores by bin</h2>",
         _series_legend(systems),
         *(bin_scores_svg(systems, m) for m in metrics),
-        _bins_table(systems),
+        bins_table(systems),
         "<h2>Exposure curve</h2>",
         _series_legend(systems),
         *(curve_svg(systems, m) for m in metrics),
