@@ -24,12 +24,14 @@ from tame_mt_metric.space import (
 )
 
 UPLOAD = "My own files (plain text or .gz, one sentence per line)"
-# Uploaded files' names whole (gradio cuts a long stem short with an ellipsis).
+# Uploaded files' names whole (gradio cuts a long stem short with an ellipsis),
+# wrapped in their box, with no space between the stem and the extension.
 CSS = """
 #uploads tr.file { display: flex; flex-wrap: wrap; }
-#uploads td.filename { display: block; flex: 1 1 100%; width: auto; overflow-wrap: anywhere; }
+#uploads td.filename { display: block; flex: 1 1 100%; width: auto; font-size: 0; }
 #uploads td.filename .stem, #uploads td.filename .ext {
-  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+  font-size: var(--text-md); white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important; overflow-wrap: anywhere; }
 #uploads td.download { flex: 1 1 100%; width: auto; min-width: 0; text-align: left; }
 .tame-warnings li { color: #8a3b00; }
 """
@@ -117,7 +119,7 @@ def build_demo() -> gr.Blocks:
         warnings = gr.HTML(elem_id="warnings")
         with gr.Row():
             headline = gr.HTML(elem_id="headline")
-            with gr.Column(scale=2):
+            with gr.Column():
                 histogram = gr.BarPlot(
                     x="source exposure",
                     y="items",

@@ -172,7 +172,9 @@ class SpaceResult:
                 f'<td data-key="{key}">{field_text(key, value)}</td>'
                 f"<td>{interval_text(interval) if interval else ''}</td></tr>"
             )
-        return f'<table class="tame-headline">{"".join(rows)}</table>'
+        c = report.config
+        head = f"<tr><th>score</th><th>value</th><th>{100 * c.confidence:g}% interval</th></tr>"
+        return f'<table class="tame-headline">{head}{"".join(rows)}</table>'
 
     def warnings_html(self) -> str:
         warnings = self.result.report.warnings

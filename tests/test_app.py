@@ -177,15 +177,20 @@ def test_uploads_show_only_when_chosen_with_names_whole_and_a_missing_one_is_a_m
         str(tmp_path / LONG_NAME)
     )
     name = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, "#uploads td.filename"))
-    inside, text = browser.execute_script(
+    inside, gap, text = browser.execute_script(
         """const td = arguments[0], box = td.getBoundingClientRect();
-        const range = document.createRange(); range.selectNodeContents(td);
-        const rects = [...range.getClientRects()].filter(r => r.width > 0);
-        return [rects.every(r => r.left >= box.left - 1 && r.right <= box.right + 1),
+        const rects = (node) => {
+          const range = document.createRange(); range.selectNodeContents(node);
+          return [...range.getClientRects()].filter(r => r.width > 0);
+        };
+        const stem = rects(td.querySelector('.stem')), ext = rects(td.querySelector('.ext'));
+        return [[...stem, ...ext].every(r => r.left >= box.left - 1 && r.right <= box.right + 1),
+                ext[0].left - stem[stem.length - 1].right,
                 td.innerText.replace(/\\s+/g, '')];""",
         name,
     )
-    assert text == LONG_NAME and inside  # the whole name, none of it cut off
+    # the whole name, none of it cut off, the extension right after the stem
+    assert text == LONG_NAME and inside and abs(gap) < 1
     browser.find_element(By.ID, "score").click()
     wait.until(lambda b: "Could not score" in b.find_element(By.ID, "status").text)
     text = browser.find_element(By.ID, "status").text
