@@ -30,10 +30,12 @@ from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
 import tame_mt_metric
+from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.exposure_summary import BINS
 from tame_mt_metric.report.html import field_label, field_text
 from tame_mt_metric.report.labels import score_text
-from tame_mt_metric.space import BIN_COLOURS, BUCKETS, HEADLINE, LIMITS, example_inputs
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.space import BIN_COLOURS, BUCKETS, HEADLINE, LIMITS, example_inputs, run
 from tests.browser import chromium
 
 REPO = Path(__file__).resolve().parent.parent
@@ -215,3 +217,19 @@ def test_an_upload_over_the_limit_is_refused_and_the_limit_shown(url: str) -> No
     # a numeric exposure axis, binned, in the HTML report's colours of the bins
     assert histogram["x_bin"] == 1 / BUCKETS and histogram["x_lim"] == [0, 1]
     assert histogram["color_map"] == BIN_COLOURS and set(BIN_COLOURS) == set(BINS)
+
+
+def test_the_space_names_chrf_by_its_word_order() -> None:
+    """No browser: the headline and the bins' table of a report made with
+    chrF's word order 0 say chrF2, never chrF++."""
+    inputs = example_inputs()
+    train = inputs["train"]
+    small = {
+        "train": TrainingCorpus(train.sources[:300], train.targets[:300]),
+        **{k: inputs[k][:40] for k in ("sources", "references", "predictions")},
+    }
+    for word_order, name, other in ((0, "chrF2", "chrF++"), (2, "chrF++", "chrF2")):
+        shown = run(small, TameConfig(chrf_word_order=word_order, n_bootstrap=20))
+        for part in (shown.headline_html(), shown.bins_html()):
+            assert name in part and other not in part, (word_order, part)
+        assert f"TM-{name}" in shown.headline_html()
