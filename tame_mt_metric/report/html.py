@@ -78,7 +78,7 @@ code { font-size: 12px; }
 svg text { font-size: 11px; fill: #333; }
 """
 
-PLOT_TEXT = {"source_exposure_mean", "target_exposure_mean", "pair_exposure_mean"}
+EXPOSURE_MEANS = {"source_exposure_mean", "target_exposure_mean", "pair_exposure_mean"}
 RATES = {"source_exact_rate", "target_exact_rate", "pair_exact_rate"}
 EXPOSURE_LABELS = {
     "source_exposure_mean": "source exposure (mean)",
@@ -97,7 +97,7 @@ def _e(text: object) -> str:
 def _score_name(metric: str, metrics: Sequence[str], word_order: int) -> str:
     label = metric_label(metric, word_order)
     if metric == "chrf++" and "chrf" in metrics and metric_label("chrf", word_order) == label:
-        return f"{label} (= chrf)"  # the same score under the same name twice
+        return f"{label} (the same as the chrf field)"  # one score, one name, said once
     return label
 
 
@@ -134,7 +134,7 @@ def field_text(key: str, value: float | int | None) -> str:
     """A flat field's value as the human surfaces write it."""
     if key.endswith("/count") and isinstance(value, int):
         return f"{value:,}"
-    if key in PLOT_TEXT:
+    if key in EXPOSURE_MEANS:
         return exposure_text(value)
     if key in RATES or key.startswith("pair_leak@"):
         return rate_text(value)
