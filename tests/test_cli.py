@@ -343,11 +343,32 @@ def test_flores_xsts_correlate_toxicity(tmp_path: Path) -> None:
     assert "added toxicity: 1 of 2 segments (50.00%)" in done.stdout and "0: idiot" in done.stdout
 
 
+REPORT_KEYS = [
+    "schema_version",
+    "tame_version",
+    "signature",
+    "data",
+    "backend",
+    "quality",
+    "exposure",
+    "bins",
+    "generalization_gap",
+    "intervals",
+    "curve",
+    "warnings",
+    "config",
+]
+SPEC_BACKEND = ["name", "native", "exact", "requested_mode", "resolved_mode", "index_reused"]
+
+
 def test_a_source_only_audit(files: dict[str, Path]) -> None:
+    """The spec's source-side audit: --train-src and --test-src alone give the
+    source's exposure and the bins, in the report's structure."""
     out = files["root"]
     done = cli(
         "audit",
-        *_train(files),
+        "--train-src",
+        files["train_src"],
         "--test-src",
         files["test_src"],
         "--json-out",
@@ -355,11 +376,31 @@ def test_a_source_only_audit(files: dict[str, Path]) -> None:
         "--segment-out",
         out / "src.jsonl",
     )
-    summary = _json(out / "src.json")
-    assert summary["items"] == 60 and sum(summary["bins"].values()) == 60
+    report = _json(out / "src.json")
+    assert list(report) == REPORT_KEYS and list(report["backend"])[:6] == SPEC_BACKEND
+    assert report["quality"] is None and report["generalization_gap"] is None
+    assert report["exposure"]["target"] is None and report["exposure"]["pair"] is None
+    assert report["data"]["num_test"] == 60 and report["data"]["num_train"] == 1500
+    assert sum(b["count"] for b in report["bins"]) == 60
+    assert all(b["system"] is None for b in report["bins"])
+    full = _api(files)
+    assert report["exposure"]["source"] == full["exposure"]["source"]
+    assert [b["count"] for b in report["bins"]] == [b["count"] for b in full["bins"]]
     assert "source  mean" in done.stdout and "PairLeak" not in done.stdout
     first = json.loads((out / "src.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert set(first) == {"index", "source_exposure", "source_nn_index", "source_exact", "bin"}
+
+
+def test_an_audits_report_is_the_score_reports_structure(files: dict[str, Path]) -> None:
+    out = files["root"]
+    _segments(files, out / "structure.jsonl", "--json-out", out / "audit.json")
+    report, scored = _json(out / "audit.json"), _api(files)
+    assert list(report) == list(scored) == REPORT_KEYS
+    assert report["quality"] is None and report["generalization_gap"] is None
+    assert report["exposure"] == scored["exposure"]
+    assert [b["tm"] for b in report["bins"]] == [b["tm"] for b in scored["bins"]]
+    assert all(b["system"] is None and b["delta_tm"] is None for b in report["bins"])
+    assert list(report["backend"])[:6] == SPEC_BACKEND
 
 
 def test_engine_ray_gives_the_same_report(files: dict[str, Path]) -> None:

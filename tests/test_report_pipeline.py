@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -132,7 +133,7 @@ def test_report_is_strict_json_and_has_the_spec_sections() -> None:
     text = json.dumps(report, allow_nan=False)  # undefined values are null, not NaN
     assert list(report) == [
         "schema_version",
-        "version",
+        "tame_version",
         "signature",
         "data",
         "backend",
@@ -155,6 +156,39 @@ def test_report_is_strict_json_and_has_the_spec_sections() -> None:
         "pair_nn_source",
         "pair_nn_target",
     }
+
+
+SPEC_BACKEND = ["name", "native", "exact", "requested_mode", "resolved_mode", "index_reused"]
+
+
+def test_the_backend_has_the_specs_keys_first(tmp_path: Path) -> None:
+    """name and resolved_mode the strategy used, requested_mode the one configured;
+    index_reused once an index built by an earlier call answers; ours after."""
+    cache = CacheOptions(cache_dir=tmp_path)
+    indexed = TameConfig(strategy="indexed")
+    first = score_tame(GENESIS, ["dios"], ["dios"], ["god"], indexed, cache=cache).report
+    assert list(first.as_json()["backend"])[:6] == SPEC_BACKEND
+    assert first.backend == {
+        "name": "indexed",
+        "native": True,
+        "exact": True,
+        "requested_mode": "indexed",
+        "resolved_mode": "indexed",
+        "index_reused": False,  # built by this call
+        "core_version": first.backend["core_version"],
+        "requested_strategy": "indexed",
+        "strategy": "indexed",
+        "audit_cached": False,
+    }
+    again = score_tame(GENESIS, ["y"], ["y la"], ["and the"], indexed, cache=cache).report
+    assert again.backend["index_reused"] and not again.backend["audit_cached"]
+    streamed = score_tame(
+        GENESIS, ["el"], ["el"], ["the earth"], TameConfig(strategy="streaming"), cache=cache
+    ).report
+    assert (streamed.backend["name"], streamed.backend["index_reused"]) == ("streaming", False)
+    auto = score_tame(GENESIS, ["la"], ["la"], ["the"], cache=CacheOptions(enabled=False))
+    assert auto.report.backend["requested_mode"] == "auto"
+    assert auto.report.backend["resolved_mode"] == auto.exposures.strategy
 
 
 def test_signature_snapshot() -> None:

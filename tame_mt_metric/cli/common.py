@@ -149,8 +149,10 @@ def _dataset(path: Path) -> Any:
     )
 
 
-def training_corpus(args: argparse.Namespace) -> TrainingCorpus:
-    """The corpus from exactly one of: --train-src/--train-tgt, --train-dataset, --index."""
+def training_corpus(args: argparse.Namespace, sources_only: bool = False) -> TrainingCorpus:
+    """The corpus from exactly one of: --train-src/--train-tgt, --train-dataset, --index.
+    ``sources_only`` (a source-side audit): --train-src may come alone, and its
+    lines stand for both sides."""
     given = [
         name
         for name, present in (
@@ -177,6 +179,8 @@ def training_corpus(args: argparse.Namespace) -> TrainingCorpus:
             source_lang=args.source_lang,
             target_lang=args.target_lang,
         )
+    if sources_only and args.train_src and not args.train_tgt:
+        return TextFiles(args.train_src, args.train_src)
     if not (args.train_src and args.train_tgt):
         raise InvalidOptionError("--train-src and --train-tgt go together")
     return TextFiles(args.train_src, args.train_tgt)

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 from pathlib import Path
 
 from tame_mt_metric.cache.corpus_file import open_with_text
@@ -31,10 +30,11 @@ from tame_mt_metric.cli.compare_command import (
 from tame_mt_metric.cli.human import render_exposure, render_report
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
-from tame_mt_metric.report.document import TameReport
+from tame_mt_metric.report.document import TameReport, source_audit_json
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.html import render_html
-from tame_mt_metric.report.pipeline import report_from_audit, score_tame
+from tame_mt_metric.report.pipeline import backend_of, report_from_audit, score_tame, signature
+from tame_mt_metric.report.scores import SACREBLEU_VERSION
 from tame_mt_metric.report.significance import TM, comparison
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.retrieval.exposure import find_exposures
@@ -115,7 +115,7 @@ def _audit(args: argparse.Namespace) -> int:
         sources, refs, _ = _test_files(args, hyp=False)
         return audit_one_shard(args, sources, refs)
     with stages.stage("read inputs"):
-        train = training_corpus(args)
+        train = training_corpus(args, sources_only=not args.ref)
         sources, refs, _ = _test_files(args, hyp=False)
     if refs:  # the full audit: what score-cached needs
         with stages.stage("audit"):
@@ -130,37 +130,49 @@ def _audit(args: argparse.Namespace) -> int:
                 index=index,
             )
         summary = result.report.summary
-        if args.segment_out:
-            write_segments(args.segment_out, result, sources, refs, None, _texts(args))
-        if args.json_out:
-            write_json(
-                args.json_out, {k: v for k, v in result.report.as_json().items() if k != "quality"}
-            )
-        if args.tm_out:
-            write_lines(args.tm_out, result.tm_hypotheses)
+        with stages.stage("write outputs"):
+            if args.segment_out:
+                write_segments(args.segment_out, result, sources, refs, None, _texts(args))
+            if args.json_out:
+                write_json(args.json_out, result.report.as_json(system=False))
+            if args.tm_out:
+                write_lines(args.tm_out, result.tm_hypotheses)
     else:
         with stages.stage("audit (sources only)"):
             exposures = find_exposures(
                 train.sources, train.targets, sources, None, config.retrieval
             )
         summary = summarize(exposures, config)
-        if args.segment_out:
-            rows = [
-                {
-                    "index": i,
-                    "source_exposure": e.source[0].score,
-                    "source_nn_index": e.source[0].row,
-                    "source_exact": e.source_exact,
-                    "bin": b,
+        with stages.stage("write outputs"):
+            if args.segment_out:
+                rows = [
+                    {
+                        "index": i,
+                        "source_exposure": e.source[0].score,
+                        "source_nn_index": e.source[0].row,
+                        "source_exact": e.source_exact,
+                        "bin": b,
+                    }
+                    for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
+                ]
+                write_jsonl(args.segment_out, rows)
+            if args.json_out:
+                data = {
+                    "num_train": exposures.num_train,
+                    "num_test": len(sources),
+                    "num_refs": 0,
+                    "train_fingerprint": train.fingerprint,
                 }
-                for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
-            ]
-            write_jsonl(args.segment_out, rows)
-        if args.json_out:
-            write_json(
-                args.json_out,
-                {"items": summary.items, "bins": summary.bins, "source": asdict(summary.source)},
-            )
+                document = source_audit_json(
+                    config,
+                    signature(config, exposures.num_train, train.fingerprint, exposures.strategy),
+                    summary,
+                    exposures,
+                    data,
+                    backend_of(config, exposures.strategy),
+                    {"sacrebleu": SACREBLEU_VERSION},
+                )
+                write_json(args.json_out, document)
     if not args.quiet:
         print("\n".join(render_exposure(summary)))
     return 0
