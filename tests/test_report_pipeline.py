@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sacrebleu.metrics.bleu import BLEU
 
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
 from tame_mt_metric.cache.entries import CacheOptions
@@ -156,6 +157,42 @@ def test_report_is_strict_json_and_has_the_spec_sections() -> None:
         "pair_nn_source",
         "pair_nn_target",
     }
+
+
+def _breakdown(hyps: list[str], refs: list[str]) -> dict[str, object]:
+    found = BLEU().corpus_score(hyps, [refs])
+    return {
+        "precisions": found.precisions,
+        "bp": found.bp,
+        "ratio": found.ratio,
+        "sys_len": found.sys_len,
+        "ref_len": found.ref_len,
+    }
+
+
+def test_the_json_report_carries_bleus_breakdown() -> None:
+    """The four precisions, BP, ratio and lengths of the system, the TM and each
+    bin, as sacrebleu gives them scoring those segments; BLEU-like metrics only."""
+    data = example_corpus()
+    refs, sources = data["references"][:40], data["test_sources"][:40]
+    hyps = [" ".join(r.split()[1:]) for r in refs]
+    result = score_tame(
+        TrainingCorpus(data["train_sources"], data["train_targets"]),
+        hyps,
+        refs,
+        sources,
+        TameConfig(n_bootstrap=0),
+    )
+    report = json.loads(json.dumps(result.report.as_json(), allow_nan=False))
+    details = report["quality"]["details"]
+    assert details["system"] == {"bleu": _breakdown(hyps, refs)}
+    assert details["tm"] == {"bleu": _breakdown(result.tm_hypotheses, refs)}
+    for b in report["bins"]:
+        rows = [i for i, name in enumerate(result.report.summary.item_bins) if name == b["name"]]
+        want = _breakdown([hyps[i] for i in rows], [refs[i] for i in rows]) if rows else None
+        assert b["details"]["system"] == {"bleu": want}, b["name"]
+    chrf_only = score_tame(GENESIS, ["dios"], ["dios"], ["god"], TameConfig(metrics=("chrf",)))
+    assert chrf_only.report.as_json()["quality"]["details"] == {"system": {}, "tm": {}}
 
 
 SPEC_BACKEND = ["name", "native", "exact", "requested_mode", "resolved_mode", "index_reused"]

@@ -285,6 +285,7 @@ class TameReport:
         Without ``system`` (an audit: no hypotheses), ``quality``, the bins' system
         scores, GenGap, the intervals and the curve are null; the TM's stay."""
         s = self.summary
+        rows = rows_in_bins(s.item_bins)
         return {
             "schema_version": "1.0",
             "tame_version": __version__,
@@ -295,6 +296,7 @@ class TameReport:
                 "system": _json_scores(self.system),
                 "tm": _json_scores(self.tm),
                 "delta_tm": _json_scores(self.delta_tm),
+                "details": self._details(None, system),
             }
             if system
             else None,
@@ -311,6 +313,7 @@ class TameReport:
                     b.mean_source_exposure,
                     b.system if system else None,
                     b.tm,
+                    self._details(rows[b.name], system),
                 )
                 for b in self.bins.values()
             ],
@@ -333,6 +336,14 @@ class TameReport:
             "config": {**self.config.as_dict(), "dependencies": self.dependencies},
         }
 
+    def _details(self, rows: Sequence[int] | None, system: bool) -> dict[str, Any]:
+        """BLEU's breakdown (``SegmentStatistics.bleu_details``) of the system and
+        the TM over ``rows`` (all by default); the system's null without one."""
+        return {
+            "system": self.system_statistics.bleu_details(rows) if system else None,
+            "tm": self.tm_statistics.bleu_details(rows),
+        }
+
 
 def _bin_json(
     name: str,
@@ -341,6 +352,7 @@ def _bin_json(
     mean_source_exposure: float,
     system: dict[str, float] | None,
     tm: dict[str, float] | None,
+    details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     delta = _minus(system, tm) if system is not None and tm is not None else None
     return {
@@ -351,6 +363,7 @@ def _bin_json(
         "system": None if system is None else _json_scores(system),
         "tm": None if tm is None else _json_scores(tm),
         "delta_tm": None if delta is None else _json_scores(delta),
+        "details": details,
     }
 
 
