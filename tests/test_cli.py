@@ -166,6 +166,24 @@ def test_cached_scoring_equals_fresh_scoring(files: dict[str, Path]) -> None:
     _same_numbers(_json(out / "batch" / "a.tame.json"), _api(files))
 
 
+def test_cached_reports_keep_the_artifacts_backend(files: dict[str, Path]) -> None:
+    """The spec's backend.artifact_backend: the strategy that made the segment file."""
+    out = files["root"]
+    _segments(files, out / "made.jsonl", "--json-out", out / "made.json")
+    made = _json(out / "made.json")["backend"]["strategy"]
+    meta = json.loads((out / "made.jsonl.meta.json").read_text(encoding="utf-8"))
+    assert made == meta["strategy"] and made in ("indexed", "streaming")
+    base: list[str | Path] = ["--segment-in", out / "made.jsonl", "--ref", files["ref"]]
+    cli("score-cached", *base, "--hyp", files["hyp"], "--json-out", out / "c.json", "--quiet")
+    batch = out / "made-batch"
+    cli("score-cached-batch", *base, "--system", f"a={files['hyp']}", "--json-out-dir", batch)
+    for backend in (_json(out / "c.json")["backend"], _json(batch / "a.tame.json")["backend"]):
+        assert list(backend)[:6] == SPEC_BACKEND
+        assert backend["artifact_backend"] == made
+        assert (backend["name"], backend["resolved_mode"]) == ("cached", "cached")
+        assert backend["index_reused"] is False
+
+
 def test_cached_scoring_refuses_other_settings_or_references(files: dict[str, Path]) -> None:
     out = files["root"]
     _segments(files, out / "refuse.jsonl")

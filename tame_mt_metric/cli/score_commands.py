@@ -219,7 +219,13 @@ def _cached_reports(
             raise InvalidOptionError(f"{path}: {len(hyps)} lines, the references have {len(refs)}")
         meta = segments.meta
         report = report_from_audit(
-            audit, meta["num_train"], meta["train_fingerprint"], hyps, refs, config
+            audit,
+            meta["num_train"],
+            meta["train_fingerprint"],
+            hyps,
+            refs,
+            config,
+            artifact_backend=meta["strategy"],
         )
         out.append((name, report))
     return out
