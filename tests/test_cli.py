@@ -8,6 +8,7 @@ import gzip
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.digest import proof
+from tame_mt_metric.errors import InvalidOptionError
 from tests.processes import kill_at
 
 SLICE = Path(__file__).resolve().parent.parent / "tame_mt_metric" / "data" / "flores200_slice"
@@ -270,6 +272,66 @@ def test_tm_baseline(files: dict[str, Path]) -> None:
     lines = (out / "tm.txt").read_text(encoding="utf-8").splitlines()
     meta = [json.loads(line) for line in (out / "tm.jsonl").read_text().splitlines()]
     assert len(lines) == len(meta) == 60 and meta[0]["index"] == 0
+
+
+def test_metrics_by_spaces_as_the_spec_writes_them_or_by_commas(files: dict[str, Path]) -> None:
+    from tame_mt_metric.cli import build_parser
+    from tame_mt_metric.cli.common import config_from
+
+    base = ["score", "--test-src", "t", "--ref", "r", "--hyp", "h", "--metrics"]
+    for given in (["chrf", "bleu"], ["chrf,bleu"], ["chrf,", "bleu"]):
+        args = build_parser("score").parse_args([*base, *given])
+        if "" in ",".join(given).split(","):
+            with pytest.raises(InvalidOptionError, match="an empty item"):
+                config_from(args)
+        else:
+            assert config_from(args).metrics == ("chrf", "bleu"), given
+    out = files["root"] / "spaced.json"
+    cli("score", *_train(files), *_test(files), "--metrics", "chrf", "bleu", "--json-out", out)
+    assert list(_json(out)["quality"]["system"]) == ["chrf", "bleu"]
+
+
+STAGE = re.compile(r"\[[^]]+\] \d+\.\d\d s")
+
+
+def _stages(stderr: str) -> list[str]:
+    """The stage names of --verbose's timing lines."""
+    return [line.split("]")[0][1:] for line in stderr.splitlines() if STAGE.fullmatch(line)]
+
+
+def test_verbose_times_the_stages_of_every_long_command(files: dict[str, Path]) -> None:
+    """The spec's --verbose: stage timings on stderr, the outputs unchanged."""
+    out = files["root"]
+    segments = _segments(files, out / "timed.jsonl")
+    tm = ["tm-baseline", *_train(files), "--test-src", files["test_src"], "--out", out / "tm.txt"]
+    cached: list[str | Path] = ["--segment-in", segments, "--ref", files["ref"]]
+    commands: list[list[str | Path]] = [
+        ["score", *_train(files), *_test(files)],
+        ["audit", *_train(files), "--test-src", files["test_src"], "--ref", files["ref"]],
+        tm,
+        ["score-cached", *cached, "--hyp", files["hyp"]],
+        ["score-cached-batch", *cached, "--system", f"a={files['hyp']}"],
+    ]
+    for command in commands:
+        quiet, verbose = cli(*command), cli(*command, "--verbose")
+        assert len(_stages(verbose.stderr)) >= 2, command[0]
+        assert not _stages(quiet.stderr)
+        assert verbose.stdout == quiet.stdout, command[0]
+
+
+def test_score_cached_checks_the_num_train_given(files: dict[str, Path]) -> None:
+    """The spec's score-cached --num-train N: accepted when the segment file was
+    made of a corpus of N rows, else a usage error naming both."""
+    out = files["root"]
+    segments = _segments(files, out / "counted.jsonl")
+    cached: list[str | Path] = ["--segment-in", segments, "--ref", files["ref"], "--quiet"]
+    one = ["score-cached", *cached, "--hyp", files["hyp"]]
+    batch = ["score-cached-batch", *cached, "--system", f"a={files['hyp']}"]
+    for command in (one, batch):
+        cli(*command, "--num-train", "1500")
+        wrong = cli(*command, "--num-train", "1499", check=2).stderr
+        assert "--num-train: 1499" in wrong and "1500 rows" in wrong
+        assert "--num-train" in cli(*command, "--num-train", "-3", check=2).stderr
 
 
 def test_usage_and_data_errors(files: dict[str, Path]) -> None:

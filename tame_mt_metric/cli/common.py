@@ -49,7 +49,12 @@ __all__ = [
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("report settings")
-    group.add_argument("--metrics", help=f"comma list from {','.join(METRICS)} (default bleu,chrf)")
+    group.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="METRIC",
+        help=f"from {','.join(METRICS)}, by spaces or commas (default bleu chrf)",
+    )
     group.add_argument("--ngram-orders", help="comma list of n-gram orders (default 3,4,5)")
     group.add_argument("--far-threshold", help="default 0.30")
     group.add_argument("--near-threshold", help="default 0.70")
@@ -84,6 +89,8 @@ def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
         options.update(ngram_orders=built.ngram_orders, **built.normalization_flags())
     given = {f.name: getattr(args, f.name, None) for f in fields(TameConfig)}
     options.update({k: v for k, v in given.items() if v is not None})
+    if isinstance(options.get("metrics"), list):  # --metrics bleu chrf, or bleu,chrf
+        options["metrics"] = ",".join(options["metrics"])
     for name in ("metrics", "leak_thresholds", "curve_edges"):
         if isinstance(options.get(name), str):
             items = [item.strip() for item in options[name].split(",")]

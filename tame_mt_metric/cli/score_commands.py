@@ -179,61 +179,76 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _tm_baseline(args: argparse.Namespace) -> int:
+    stages = Stages(args.verbose, args.quiet)
     config = config_from(args)
-    train = training_corpus(args)
-    (sources,) = read_aligned([args.test_src])
-    exposures = find_exposures(train.sources, train.targets, sources, None, config.retrieval)
-    hyps = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
-    write_lines(args.out, hyps)
-    if args.metadata_out:
-        write_jsonl(
-            args.metadata_out,
-            [
-                {
-                    "index": i,
-                    "tm_source_index": e.source[0].row,
-                    "tm_source_similarity": e.source[0].score,
-                    "tm_zero": e.source[0].overlap == 0,
-                }
-                for i, e in enumerate(exposures)
-            ],
-        )
+    with stages.stage("read inputs"):
+        train = training_corpus(args)
+        (sources,) = read_aligned([args.test_src])
+    with stages.stage("retrieve"):
+        exposures = find_exposures(train.sources, train.targets, sources, None, config.retrieval)
+        hyps = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
+    with stages.stage("write outputs"):
+        write_lines(args.out, hyps)
+        if args.metadata_out:
+            write_jsonl(
+                args.metadata_out,
+                [
+                    {
+                        "index": i,
+                        "tm_source_index": e.source[0].row,
+                        "tm_source_similarity": e.source[0].score,
+                        "tm_zero": e.source[0].overlap == 0,
+                    }
+                    for i, e in enumerate(exposures)
+                ],
+            )
     if not args.quiet:
         print(f"{len(hyps):,} TM hypotheses written to {args.out}")
     return 0
 
 
 def _cached_reports(
-    args: argparse.Namespace, systems: list[tuple[str, Path]]
+    args: argparse.Namespace, systems: list[tuple[str, Path]], stages: Stages
 ) -> list[tuple[str, TameReport]]:
     config = config_from(args)
-    segments = read_segments(args.segment_in)
-    refs_files = read_aligned(args.ref)
-    refs = [list(r) for r in zip(*refs_files, strict=True)]
-    segments.check(config, refs)
-    audit = segments.audit()  # read once for every system
+    with stages.stage("read segments"):
+        segments = read_segments(args.segment_in)
+        if args.num_train is not None and args.num_train != segments.meta["num_train"]:
+            raise InvalidOptionError(
+                f"--num-train: {args.num_train}, but {args.segment_in} was made of a training "
+                f"corpus of {segments.meta['num_train']} rows"
+            )
+        refs_files = read_aligned(args.ref)
+        refs = [list(r) for r in zip(*refs_files, strict=True)]
+        segments.check(config, refs)
+        audit = segments.audit()  # read once for every system
     out = []
     for name, path in systems:
-        (hyps,) = read_aligned([path])
-        if len(hyps) != len(refs):
-            raise InvalidOptionError(f"{path}: {len(hyps)} lines, the references have {len(refs)}")
-        meta = segments.meta
-        report = report_from_audit(
-            audit,
-            meta["num_train"],
-            meta["train_fingerprint"],
-            hyps,
-            refs,
-            config,
-            artifact_backend=meta["strategy"],
-        )
+        with stages.stage(f"score {name}"):
+            (hyps,) = read_aligned([path])
+            if len(hyps) != len(refs):
+                raise InvalidOptionError(
+                    f"{path}: {len(hyps)} lines, the references have {len(refs)}"
+                )
+            meta = segments.meta
+            report = report_from_audit(
+                audit,
+                meta["num_train"],
+                meta["train_fingerprint"],
+                hyps,
+                refs,
+                config,
+                artifact_backend=meta["strategy"],
+            )
         out.append((name, report))
     return out
 
 
 def _score_cached(args: argparse.Namespace) -> int:
-    ((_, report),) = _cached_reports(args, [("system", args.hyp)])
-    _finish(args, report)
+    stages = Stages(args.verbose, args.quiet)
+    ((_, report),) = _cached_reports(args, [("system", args.hyp)], stages)
+    with stages.stage("write outputs"):
+        _finish(args, report)
     return 0
 
 
@@ -242,31 +257,60 @@ def _score_cached_batch(args: argparse.Namespace) -> int:
     chosen = {"bs": args.paired_bs, "ar": args.paired_ar, "bs-shift": args.paired_bs_shift}
     test = next((name for name, on in chosen.items() if on), None)
     baseline = baseline_of(args, systems) if test else None
-    reports = _cached_reports(args, systems)
-    for name, report in reports:
-        if args.json_out_dir:
-            write_json(args.json_out_dir / f"{name}.tame.json", report.as_json())
-        if not args.quiet:
-            print(f"== {name}\n{render_report(report)}\n")
+    stages = Stages(args.verbose, args.quiet)
+    reports = _cached_reports(args, systems, stages)
+    with stages.stage("write outputs"):
+        for name, report in reports:
+            if args.json_out_dir:
+                write_json(args.json_out_dir / f"{name}.tame.json", report.as_json())
+            if not args.quiet:
+                print(f"== {name}\n{render_report(report)}\n")
     if test and baseline:
-        first = reports[0][1]
-        statistics = {name: report.system_statistics for name, report in reports}
-        statistics[TM] = first.tm_statistics
-        found = comparison(
-            statistics,
-            first.summary.item_bins,
-            baseline,
-            first.config,
-            test,
-            args.paired_n,
-            first.signature,
-            dict(reports),
-        )
-        finish_comparison(args, found)  # the page too, with the tests
+        with stages.stage("paired tests"):
+            _paired(args, reports, baseline, test)
     elif args.html_out:
         name, report = reports[0]
         write_text(args.html_out, render_html(report, title=f"TAME report: {name}"))
     return 0
+
+
+def _paired(
+    args: argparse.Namespace, reports: list[tuple[str, TameReport]], baseline: str, test: str
+) -> None:
+    """The paired tests of every system against ``baseline`` (the TM one of them)."""
+    first = reports[0][1]
+    statistics = {name: report.system_statistics for name, report in reports}
+    statistics[TM] = first.tm_statistics
+    found = comparison(
+        statistics,
+        first.summary.item_bins,
+        baseline,
+        first.config,
+        test,
+        args.paired_n,
+        first.signature,
+        dict(reports),
+    )
+    finish_comparison(args, found)  # the page too, with the tests
+
+
+def _num_train(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a count of rows, got {text!r}")
+    return value
+
+
+def _num_train_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--num-train",
+        type=_num_train,
+        metavar="N",
+        help="the training corpus's rows: checked against the segment file's sidecar",
+    )
 
 
 def register(
@@ -305,6 +349,7 @@ def register(
     cached.add_argument("--segment-in", type=Path, required=True)
     cached.add_argument("--ref", type=Path, action="append", required=True)
     cached.add_argument("--hyp", type=Path, required=True)
+    _num_train_option(cached)
     add_output_options(cached, segments=False)
     cached.set_defaults(run=_score_cached)
 
@@ -312,6 +357,7 @@ def register(
     batch.add_argument("--segment-in", type=Path, required=True)
     batch.add_argument("--ref", type=Path, action="append", required=True)
     batch.add_argument("--system", action="append", required=True, help="NAME=PATH, repeated")
+    _num_train_option(batch)
     batch.add_argument("--json-out-dir", type=Path)
     batch.add_argument(
         "--html-out", type=Path, help="the first system's page, with the paired tests"
