@@ -14,8 +14,10 @@ from sacrebleu.metrics.bleu import BLEU
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
 from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.demo import example_corpus
+from tame_mt_metric.report.document import segment_rows
 from tame_mt_metric.report.scores import SACREBLEU_VERSION
 from tame_mt_metric.report.switching import SWITCH_INTERVAL, switching_often
+from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
 
 GENESIS = TrainingCorpus(
     ["god created the heaven and the earth", "and the earth was without form"],
@@ -33,6 +35,7 @@ SEGMENT_KEYS = {
     "target_exact",
     "pair_exposure",
     "pair_nn_index",
+    "pair_ref_index",
     "pair_exact",
     "bin",
     "tm_hyp",
@@ -109,6 +112,22 @@ def test_warnings_name_what_they_see() -> None:
     assert "TM-BLEU is 100.0% of system BLEU" in text
     assert "The far bin holds only 0 items" in text
     assert "GenGap is undefined" in text
+
+
+def test_segment_rows_name_the_reference_of_each_maximum() -> None:
+    """Multi-reference: target_ref_index and pair_ref_index say which reference
+    gave the target's and the pair's maximum."""
+    item = ItemExposure(
+        source=(Neighbour(4, 3, 5),),
+        target=(Neighbour(2, 5, 7, reference=2),),
+        pair=Neighbour(4, 3, 6, reference=1),
+        source_exact=False,
+        target_exact=False,
+        pair_exact=False,
+    )
+    (row,) = segment_rows(Exposures((item,), 9, "indexed"), ["medium"], ["tm"])
+    assert (row["target_ref_index"], row["pair_ref_index"]) == (2, 1)
+    assert (row["target_nn_index"], row["pair_nn_index"]) == (2, 4)
 
 
 def test_a_clean_report_has_no_warnings() -> None:

@@ -177,6 +177,7 @@ def segment_rows(
             "target_exact": item.target_exact,
             "pair_exposure": pair.score,
             "pair_nn_index": pair.row,
+            "pair_ref_index": pair.reference,
             "pair_exact": item.pair_exact,
             "bin": item_bins[i],
             "tm_hyp": tm_hypotheses[i],
