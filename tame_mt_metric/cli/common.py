@@ -25,6 +25,7 @@ from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import atomic_path, regular_file
 from tame_mt_metric.progress import PROGRESS_ENV
 from tame_mt_metric.report.config import METRICS, TameConfig
+from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.inputs import TEST_ITEMS_ENV, max_test_items, read_lines
 from tame_mt_metric.retrieval.text_files import TextFiles
@@ -36,6 +37,7 @@ __all__ = [
     "Stages",
     "add_output_options",
     "add_report_options",
+    "add_schema_option",
     "add_train_options",
     "config_from",
     "read_aligned",
@@ -268,12 +270,24 @@ def write_jsonl(
     return lines_digest
 
 
+def add_schema_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--output-schema",
+        choices=OUTPUT_SCHEMAS,
+        default=OUTPUT_SCHEMAS[0],
+        help="the shape of the JSON report and segment rows: this package's own "
+        f"(default), or {V1}, the reference implementation's v1 schemas",
+    )
+
+
 class Stages:
-    """Stage timings on stderr with --verbose. The long steps show their own
+    """Stage timings on stderr with --verbose, and kept (``timings``, seconds by
+    stage) for the reports that carry them. The long steps show their own
     progress bars (``tame_mt_metric.progress``); --quiet turns them off."""
 
     def __init__(self, verbose: bool, quiet: bool) -> None:
         self.verbose = verbose
+        self.timings: dict[str, float] = {}
         if quiet:
             os.environ[PROGRESS_ENV] = "0"
         if verbose:  # the package's own notes (the strategy chosen and why)
@@ -290,5 +304,7 @@ class Stages:
         try:
             yield
         finally:
+            seconds = time.perf_counter() - started
+            self.timings[name] = self.timings.get(name, 0.0) + seconds
             if self.verbose:
-                print(f"[{name}] {time.perf_counter() - started:.2f} s", file=sys.stderr)
+                print(f"[{name}] {seconds:.2f} s", file=sys.stderr)

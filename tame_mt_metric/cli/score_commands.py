@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from tame_mt_metric.cache.corpus_file import open_with_text
 from tame_mt_metric.cli.common import (
     Stages,
     add_output_options,
     add_report_options,
+    add_schema_option,
     add_train_options,
     config_from,
     read_aligned,
@@ -30,6 +32,7 @@ from tame_mt_metric.cli.compare_command import (
 from tame_mt_metric.cli.human import render_exposure, render_report
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import TameReport, source_audit_json
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.html import render_html
@@ -37,7 +40,8 @@ from tame_mt_metric.report.pipeline import backend_of, report_from_audit, score_
 from tame_mt_metric.report.scores import SACREBLEU_VERSION
 from tame_mt_metric.report.significance import TM, comparison
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
-from tame_mt_metric.retrieval.exposure import find_exposures
+from tame_mt_metric.report.v1_schema import V1, v1_report, v1_segment_rows
+from tame_mt_metric.retrieval.exposure import Exposures, find_exposures
 
 __all__ = ["register"]
 
@@ -60,11 +64,29 @@ def _texts(args: argparse.Namespace) -> dict[str, bool]:
     }
 
 
+def _document(
+    args: argparse.Namespace,
+    document: dict[str, Any],
+    config: TameConfig,
+    exposures: Exposures,
+    stages: Stages,
+) -> dict[str, Any]:
+    """The JSON report in the shape --output-schema names."""
+    if args.output_schema == V1:
+        return v1_report(document, config, exposures, stages.timings)
+    return document
+
+
 def _finish(
-    args: argparse.Namespace, report: TameReport, texts: dict[str, list[str]] | None = None
+    args: argparse.Namespace,
+    report: TameReport,
+    exposures: Exposures,
+    stages: Stages,
+    texts: dict[str, list[str]] | None = None,
 ) -> None:
     if args.json_out:
-        write_json(args.json_out, report.as_json())
+        document = _document(args, report.as_json(), report.config, exposures, stages)
+        write_json(args.json_out, document)
     if args.html_out:
         write_text(args.html_out, render_html(report, texts=texts))
     if not args.quiet:
@@ -99,10 +121,13 @@ def _score(args: argparse.Namespace) -> int:
         )
     with stages.stage("write outputs"):
         if args.segment_out:
-            write_segments(args.segment_out, result, sources, refs, hyps, _texts(args))
+            write_segments(
+                args.segment_out, result, sources, refs, hyps, _texts(args), args.output_schema
+            )
         if args.tm_out:
             write_lines(args.tm_out, result.tm_hypotheses)
-        _finish(args, result.report, _page_texts(args, sources, refs, hyps))
+        page = _page_texts(args, sources, refs, hyps)
+        _finish(args, result.report, result.exposures, stages, page)
     return 0
 
 
@@ -132,9 +157,14 @@ def _audit(args: argparse.Namespace) -> int:
         summary = result.report.summary
         with stages.stage("write outputs"):
             if args.segment_out:
-                write_segments(args.segment_out, result, sources, refs, None, _texts(args))
+                write_segments(
+                    args.segment_out, result, sources, refs, None, _texts(args), args.output_schema
+                )
             if args.json_out:
-                write_json(args.json_out, result.report.as_json(system=False))
+                document = result.report.as_json(system=False)
+                write_json(
+                    args.json_out, _document(args, document, config, result.exposures, stages)
+                )
             if args.tm_out:
                 write_lines(args.tm_out, result.tm_hypotheses)
     else:
@@ -155,6 +185,8 @@ def _audit(args: argparse.Namespace) -> int:
                     }
                     for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
                 ]
+                if args.output_schema == V1:
+                    rows = v1_segment_rows(rows)
                 write_jsonl(args.segment_out, rows)
             if args.json_out:
                 data = {
@@ -172,7 +204,7 @@ def _audit(args: argparse.Namespace) -> int:
                     backend_of(config, exposures.strategy),
                     {"sacrebleu": SACREBLEU_VERSION},
                 )
-                write_json(args.json_out, document)
+                write_json(args.json_out, _document(args, document, config, exposures, stages))
     if not args.quiet:
         print("\n".join(render_exposure(summary)))
     return 0
@@ -209,7 +241,8 @@ def _tm_baseline(args: argparse.Namespace) -> int:
 
 def _cached_reports(
     args: argparse.Namespace, systems: list[tuple[str, Path]], stages: Stages
-) -> list[tuple[str, TameReport]]:
+) -> tuple[list[tuple[str, TameReport]], Exposures]:
+    """Each system's report from the segment file, and the exposures it holds."""
     config = config_from(args)
     with stages.stage("read segments"):
         segments = read_segments(args.segment_in)
@@ -241,14 +274,14 @@ def _cached_reports(
                 artifact_backend=meta["strategy"],
             )
         out.append((name, report))
-    return out
+    return out, audit.exposures
 
 
 def _score_cached(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
-    ((_, report),) = _cached_reports(args, [("system", args.hyp)], stages)
+    ((_, report),), exposures = _cached_reports(args, [("system", args.hyp)], stages)
     with stages.stage("write outputs"):
-        _finish(args, report)
+        _finish(args, report, exposures, stages)
     return 0
 
 
@@ -258,11 +291,12 @@ def _score_cached_batch(args: argparse.Namespace) -> int:
     test = next((name for name, on in chosen.items() if on), None)
     baseline = baseline_of(args, systems) if test else None
     stages = Stages(args.verbose, args.quiet)
-    reports = _cached_reports(args, systems, stages)
+    reports, exposures = _cached_reports(args, systems, stages)
     with stages.stage("write outputs"):
         for name, report in reports:
             if args.json_out_dir:
-                write_json(args.json_out_dir / f"{name}.tame.json", report.as_json())
+                document = _document(args, report.as_json(), report.config, exposures, stages)
+                write_json(args.json_out_dir / f"{name}.tame.json", document)
             if not args.quiet:
                 print(f"== {name}\n{render_report(report)}\n")
     if test and baseline:
@@ -327,6 +361,7 @@ def register(
     score.add_argument("--ref", type=Path, action="append", required=True, help="repeat for more")
     score.add_argument("--hyp", type=Path, required=True)
     add_output_options(score)
+    add_schema_option(score)
     score.set_defaults(run=_score)
 
     audit = command("audit", "exposure of a test set (no system); references optional")
@@ -336,6 +371,7 @@ def register(
     audit.add_argument("--shard", help="i/n: audit only shard i of n (with --partial-out)")
     audit.add_argument("--partial-out", type=Path, help="the partial audit of --shard")
     add_output_options(audit)
+    add_schema_option(audit)
     audit.set_defaults(run=_audit)
 
     tm = command("tm-baseline", "write the translation-memory hypotheses")
@@ -351,6 +387,7 @@ def register(
     cached.add_argument("--hyp", type=Path, required=True)
     _num_train_option(cached)
     add_output_options(cached, segments=False)
+    add_schema_option(cached)
     cached.set_defaults(run=_score_cached)
 
     batch = command("score-cached-batch", "score many systems from cached diagnostics")
@@ -359,6 +396,7 @@ def register(
     batch.add_argument("--system", action="append", required=True, help="NAME=PATH, repeated")
     _num_train_option(batch)
     batch.add_argument("--json-out-dir", type=Path)
+    add_schema_option(batch)
     batch.add_argument(
         "--html-out", type=Path, help="the first system's page, with the paired tests"
     )
