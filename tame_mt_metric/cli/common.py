@@ -189,7 +189,8 @@ def training_corpus(args: argparse.Namespace, sources_only: bool = False) -> Tra
             target_lang=args.target_lang,
         )
     if sources_only and args.train_src and not args.train_tgt:
-        return TextFiles(args.train_src, args.train_src)
+        lines = read_lines(args.train_src)  # read once, standing for both sides
+        return TrainingCorpus(lines, lines)
     if not (args.train_src and args.train_tgt):
         raise InvalidOptionError("--train-src and --train-tgt go together")
     return TextFiles(args.train_src, args.train_tgt)
