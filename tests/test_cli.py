@@ -8,6 +8,7 @@ import gzip
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.digest import proof
+from tame_mt_metric.errors import InvalidOptionError
 from tests.processes import kill_at
 
 SLICE = Path(__file__).resolve().parent.parent / "tame_mt_metric" / "data" / "flores200_slice"
@@ -166,6 +168,24 @@ def test_cached_scoring_equals_fresh_scoring(files: dict[str, Path]) -> None:
     _same_numbers(_json(out / "batch" / "a.tame.json"), _api(files))
 
 
+def test_cached_reports_keep_the_artifacts_backend(files: dict[str, Path]) -> None:
+    """The spec's backend.artifact_backend: the strategy that made the segment file."""
+    out = files["root"]
+    _segments(files, out / "made.jsonl", "--json-out", out / "made.json")
+    made = _json(out / "made.json")["backend"]["strategy"]
+    meta = json.loads((out / "made.jsonl.meta.json").read_text(encoding="utf-8"))
+    assert made == meta["strategy"] and made in ("indexed", "streaming")
+    base: list[str | Path] = ["--segment-in", out / "made.jsonl", "--ref", files["ref"]]
+    cli("score-cached", *base, "--hyp", files["hyp"], "--json-out", out / "c.json", "--quiet")
+    batch = out / "made-batch"
+    cli("score-cached-batch", *base, "--system", f"a={files['hyp']}", "--json-out-dir", batch)
+    for backend in (_json(out / "c.json")["backend"], _json(batch / "a.tame.json")["backend"]):
+        assert list(backend)[:6] == SPEC_BACKEND
+        assert backend["artifact_backend"] == made
+        assert (backend["name"], backend["resolved_mode"]) == ("cached", "cached")
+        assert backend["index_reused"] is False
+
+
 def test_cached_scoring_refuses_other_settings_or_references(files: dict[str, Path]) -> None:
     out = files["root"]
     _segments(files, out / "refuse.jsonl")
@@ -252,6 +272,66 @@ def test_tm_baseline(files: dict[str, Path]) -> None:
     lines = (out / "tm.txt").read_text(encoding="utf-8").splitlines()
     meta = [json.loads(line) for line in (out / "tm.jsonl").read_text().splitlines()]
     assert len(lines) == len(meta) == 60 and meta[0]["index"] == 0
+
+
+def test_metrics_by_spaces_as_the_spec_writes_them_or_by_commas(files: dict[str, Path]) -> None:
+    from tame_mt_metric.cli import build_parser
+    from tame_mt_metric.cli.common import config_from
+
+    base = ["score", "--test-src", "t", "--ref", "r", "--hyp", "h", "--metrics"]
+    for given in (["chrf", "bleu"], ["chrf,bleu"], ["chrf,", "bleu"]):
+        args = build_parser("score").parse_args([*base, *given])
+        if "" in ",".join(given).split(","):
+            with pytest.raises(InvalidOptionError, match="an empty item"):
+                config_from(args)
+        else:
+            assert config_from(args).metrics == ("chrf", "bleu"), given
+    out = files["root"] / "spaced.json"
+    cli("score", *_train(files), *_test(files), "--metrics", "chrf", "bleu", "--json-out", out)
+    assert list(_json(out)["quality"]["system"]) == ["chrf", "bleu"]
+
+
+STAGE = re.compile(r"\[[^]]+\] \d+\.\d\d s")
+
+
+def _stages(stderr: str) -> list[str]:
+    """The stage names of --verbose's timing lines."""
+    return [line.split("]")[0][1:] for line in stderr.splitlines() if STAGE.fullmatch(line)]
+
+
+def test_verbose_times_the_stages_of_every_long_command(files: dict[str, Path]) -> None:
+    """The spec's --verbose: stage timings on stderr, the outputs unchanged."""
+    out = files["root"]
+    segments = _segments(files, out / "timed.jsonl")
+    tm = ["tm-baseline", *_train(files), "--test-src", files["test_src"], "--out", out / "tm.txt"]
+    cached: list[str | Path] = ["--segment-in", segments, "--ref", files["ref"]]
+    commands: list[list[str | Path]] = [
+        ["score", *_train(files), *_test(files)],
+        ["audit", *_train(files), "--test-src", files["test_src"], "--ref", files["ref"]],
+        tm,
+        ["score-cached", *cached, "--hyp", files["hyp"]],
+        ["score-cached-batch", *cached, "--system", f"a={files['hyp']}"],
+    ]
+    for command in commands:
+        quiet, verbose = cli(*command), cli(*command, "--verbose")
+        assert len(_stages(verbose.stderr)) >= 2, command[0]
+        assert not _stages(quiet.stderr)
+        assert verbose.stdout == quiet.stdout, command[0]
+
+
+def test_score_cached_checks_the_num_train_given(files: dict[str, Path]) -> None:
+    """The spec's score-cached --num-train N: accepted when the segment file was
+    made of a corpus of N rows, else a usage error naming both."""
+    out = files["root"]
+    segments = _segments(files, out / "counted.jsonl")
+    cached: list[str | Path] = ["--segment-in", segments, "--ref", files["ref"], "--quiet"]
+    one = ["score-cached", *cached, "--hyp", files["hyp"]]
+    batch = ["score-cached-batch", *cached, "--system", f"a={files['hyp']}"]
+    for command in (one, batch):
+        cli(*command, "--num-train", "1500")
+        wrong = cli(*command, "--num-train", "1499", check=2).stderr
+        assert "--num-train: 1499" in wrong and "1500 rows" in wrong
+        assert "--num-train" in cli(*command, "--num-train", "-3", check=2).stderr
 
 
 def test_usage_and_data_errors(files: dict[str, Path]) -> None:
@@ -343,11 +423,32 @@ def test_flores_xsts_correlate_toxicity(tmp_path: Path) -> None:
     assert "added toxicity: 1 of 2 segments (50.00%)" in done.stdout and "0: idiot" in done.stdout
 
 
+REPORT_KEYS = [
+    "schema_version",
+    "tame_version",
+    "signature",
+    "data",
+    "backend",
+    "quality",
+    "exposure",
+    "bins",
+    "generalization_gap",
+    "intervals",
+    "curve",
+    "warnings",
+    "config",
+]
+SPEC_BACKEND = ["name", "native", "exact", "requested_mode", "resolved_mode", "index_reused"]
+
+
 def test_a_source_only_audit(files: dict[str, Path]) -> None:
+    """The spec's source-side audit: --train-src and --test-src alone give the
+    source's exposure and the bins, in the report's structure."""
     out = files["root"]
     done = cli(
         "audit",
-        *_train(files),
+        "--train-src",
+        files["train_src"],
         "--test-src",
         files["test_src"],
         "--json-out",
@@ -355,11 +456,31 @@ def test_a_source_only_audit(files: dict[str, Path]) -> None:
         "--segment-out",
         out / "src.jsonl",
     )
-    summary = _json(out / "src.json")
-    assert summary["items"] == 60 and sum(summary["bins"].values()) == 60
+    report = _json(out / "src.json")
+    assert list(report) == REPORT_KEYS and list(report["backend"])[:6] == SPEC_BACKEND
+    assert report["quality"] is None and report["generalization_gap"] is None
+    assert report["exposure"]["target"] is None and report["exposure"]["pair"] is None
+    assert report["data"]["num_test"] == 60 and report["data"]["num_train"] == 1500
+    assert sum(b["count"] for b in report["bins"]) == 60
+    assert all(b["system"] is None for b in report["bins"])
+    full = _api(files)
+    assert report["exposure"]["source"] == full["exposure"]["source"]
+    assert [b["count"] for b in report["bins"]] == [b["count"] for b in full["bins"]]
     assert "source  mean" in done.stdout and "PairLeak" not in done.stdout
     first = json.loads((out / "src.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert set(first) == {"index", "source_exposure", "source_nn_index", "source_exact", "bin"}
+
+
+def test_an_audits_report_is_the_score_reports_structure(files: dict[str, Path]) -> None:
+    out = files["root"]
+    _segments(files, out / "structure.jsonl", "--json-out", out / "audit.json")
+    report, scored = _json(out / "audit.json"), _api(files)
+    assert list(report) == list(scored) == REPORT_KEYS
+    assert report["quality"] is None and report["generalization_gap"] is None
+    assert report["exposure"] == scored["exposure"]
+    assert [b["tm"] for b in report["bins"]] == [b["tm"] for b in scored["bins"]]
+    assert all(b["system"] is None and b["delta_tm"] is None for b in report["bins"])
+    assert list(report["backend"])[:6] == SPEC_BACKEND
 
 
 def test_engine_ray_gives_the_same_report(files: dict[str, Path]) -> None:

@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 
 import pytest
+from sacrebleu.metrics.bleu import BLEU
 
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
 from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.demo import example_corpus
+from tame_mt_metric.report.document import segment_rows
 from tame_mt_metric.report.scores import SACREBLEU_VERSION
 from tame_mt_metric.report.switching import SWITCH_INTERVAL, switching_often
+from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
 
 GENESIS = TrainingCorpus(
     ["god created the heaven and the earth", "and the earth was without form"],
@@ -31,6 +35,7 @@ SEGMENT_KEYS = {
     "target_exact",
     "pair_exposure",
     "pair_nn_index",
+    "pair_ref_index",
     "pair_exact",
     "bin",
     "tm_hyp",
@@ -109,6 +114,22 @@ def test_warnings_name_what_they_see() -> None:
     assert "GenGap is undefined" in text
 
 
+def test_segment_rows_name_the_reference_of_each_maximum() -> None:
+    """Multi-reference: target_ref_index and pair_ref_index say which reference
+    gave the target's and the pair's maximum."""
+    item = ItemExposure(
+        source=(Neighbour(4, 3, 5),),
+        target=(Neighbour(2, 5, 7, reference=2),),
+        pair=Neighbour(4, 3, 6, reference=1),
+        source_exact=False,
+        target_exact=False,
+        pair_exact=False,
+    )
+    (row,) = segment_rows(Exposures((item,), 9, "indexed"), ["medium"], ["tm"])
+    assert (row["target_ref_index"], row["pair_ref_index"]) == (2, 1)
+    assert (row["target_nn_index"], row["pair_nn_index"]) == (2, 4)
+
+
 def test_a_clean_report_has_no_warnings() -> None:
     data = example_corpus()
     refs = data["references"]
@@ -132,7 +153,7 @@ def test_report_is_strict_json_and_has_the_spec_sections() -> None:
     text = json.dumps(report, allow_nan=False)  # undefined values are null, not NaN
     assert list(report) == [
         "schema_version",
-        "version",
+        "tame_version",
         "signature",
         "data",
         "backend",
@@ -155,6 +176,75 @@ def test_report_is_strict_json_and_has_the_spec_sections() -> None:
         "pair_nn_source",
         "pair_nn_target",
     }
+
+
+def _breakdown(hyps: list[str], refs: list[str]) -> dict[str, object]:
+    found = BLEU().corpus_score(hyps, [refs])
+    return {
+        "precisions": found.precisions,
+        "bp": found.bp,
+        "ratio": found.ratio,
+        "sys_len": found.sys_len,
+        "ref_len": found.ref_len,
+    }
+
+
+def test_the_json_report_carries_bleus_breakdown() -> None:
+    """The four precisions, BP, ratio and lengths of the system, the TM and each
+    bin, as sacrebleu gives them scoring those segments; BLEU-like metrics only."""
+    data = example_corpus()
+    refs, sources = data["references"][:40], data["test_sources"][:40]
+    hyps = [" ".join(r.split()[1:]) for r in refs]
+    result = score_tame(
+        TrainingCorpus(data["train_sources"], data["train_targets"]),
+        hyps,
+        refs,
+        sources,
+        TameConfig(n_bootstrap=0),
+    )
+    report = json.loads(json.dumps(result.report.as_json(), allow_nan=False))
+    details = report["quality"]["details"]
+    assert details["system"] == {"bleu": _breakdown(hyps, refs)}
+    assert details["tm"] == {"bleu": _breakdown(result.tm_hypotheses, refs)}
+    for b in report["bins"]:
+        rows = [i for i, name in enumerate(result.report.summary.item_bins) if name == b["name"]]
+        want = _breakdown([hyps[i] for i in rows], [refs[i] for i in rows]) if rows else None
+        assert b["details"]["system"] == {"bleu": want}, b["name"]
+    chrf_only = score_tame(GENESIS, ["dios"], ["dios"], ["god"], TameConfig(metrics=("chrf",)))
+    assert chrf_only.report.as_json()["quality"]["details"] == {"system": {}, "tm": {}}
+
+
+SPEC_BACKEND = ["name", "native", "exact", "requested_mode", "resolved_mode", "index_reused"]
+
+
+def test_the_backend_has_the_specs_keys_first(tmp_path: Path) -> None:
+    """name and resolved_mode the strategy used, requested_mode the one configured;
+    index_reused once an index built by an earlier call answers; ours after."""
+    cache = CacheOptions(cache_dir=tmp_path)
+    indexed = TameConfig(strategy="indexed")
+    first = score_tame(GENESIS, ["dios"], ["dios"], ["god"], indexed, cache=cache).report
+    assert list(first.as_json()["backend"])[:6] == SPEC_BACKEND
+    assert first.backend == {
+        "name": "indexed",
+        "native": True,
+        "exact": True,
+        "requested_mode": "indexed",
+        "resolved_mode": "indexed",
+        "index_reused": False,  # built by this call
+        "core_version": first.backend["core_version"],
+        "requested_strategy": "indexed",
+        "strategy": "indexed",
+        "audit_cached": False,
+    }
+    again = score_tame(GENESIS, ["y"], ["y la"], ["and the"], indexed, cache=cache).report
+    assert again.backend["index_reused"] and not again.backend["audit_cached"]
+    streamed = score_tame(
+        GENESIS, ["el"], ["el"], ["the earth"], TameConfig(strategy="streaming"), cache=cache
+    ).report
+    assert (streamed.backend["name"], streamed.backend["index_reused"]) == ("streaming", False)
+    auto = score_tame(GENESIS, ["la"], ["la"], ["the"], cache=CacheOptions(enabled=False))
+    assert auto.report.backend["requested_mode"] == "auto"
+    assert auto.report.backend["resolved_mode"] == auto.exposures.strategy
 
 
 def test_signature_snapshot() -> None:

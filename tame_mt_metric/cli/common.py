@@ -25,6 +25,7 @@ from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import atomic_path, regular_file
 from tame_mt_metric.progress import PROGRESS_ENV
 from tame_mt_metric.report.config import METRICS, TameConfig
+from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.inputs import TEST_ITEMS_ENV, max_test_items, read_lines
 from tame_mt_metric.retrieval.text_files import TextFiles
@@ -36,6 +37,7 @@ __all__ = [
     "Stages",
     "add_output_options",
     "add_report_options",
+    "add_schema_option",
     "add_train_options",
     "config_from",
     "read_aligned",
@@ -49,7 +51,12 @@ __all__ = [
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("report settings")
-    group.add_argument("--metrics", help=f"comma list from {','.join(METRICS)} (default bleu,chrf)")
+    group.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="METRIC",
+        help=f"from {','.join(METRICS)}, by spaces or commas (default bleu chrf)",
+    )
     group.add_argument("--ngram-orders", help="comma list of n-gram orders (default 3,4,5)")
     group.add_argument("--far-threshold", help="default 0.30")
     group.add_argument("--near-threshold", help="default 0.70")
@@ -84,6 +91,8 @@ def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
         options.update(ngram_orders=built.ngram_orders, **built.normalization_flags())
     given = {f.name: getattr(args, f.name, None) for f in fields(TameConfig)}
     options.update({k: v for k, v in given.items() if v is not None})
+    if isinstance(options.get("metrics"), list):  # --metrics bleu chrf, or bleu,chrf
+        options["metrics"] = ",".join(options["metrics"])
     for name in ("metrics", "leak_thresholds", "curve_edges"):
         if isinstance(options.get(name), str):
             items = [item.strip() for item in options[name].split(",")]
@@ -149,8 +158,10 @@ def _dataset(path: Path) -> Any:
     )
 
 
-def training_corpus(args: argparse.Namespace) -> TrainingCorpus:
-    """The corpus from exactly one of: --train-src/--train-tgt, --train-dataset, --index."""
+def training_corpus(args: argparse.Namespace, sources_only: bool = False) -> TrainingCorpus:
+    """The corpus from exactly one of: --train-src/--train-tgt, --train-dataset, --index.
+    ``sources_only`` (a source-side audit): --train-src may come alone, and its
+    lines stand for both sides."""
     given = [
         name
         for name, present in (
@@ -177,6 +188,9 @@ def training_corpus(args: argparse.Namespace) -> TrainingCorpus:
             source_lang=args.source_lang,
             target_lang=args.target_lang,
         )
+    if sources_only and args.train_src and not args.train_tgt:
+        lines = read_lines(args.train_src)  # read once, standing for both sides
+        return TrainingCorpus(lines, lines)
     if not (args.train_src and args.train_tgt):
         raise InvalidOptionError("--train-src and --train-tgt go together")
     return TextFiles(args.train_src, args.train_tgt)
@@ -257,12 +271,24 @@ def write_jsonl(
     return lines_digest
 
 
+def add_schema_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--output-schema",
+        choices=OUTPUT_SCHEMAS,
+        default=OUTPUT_SCHEMAS[0],
+        help="the shape of the JSON report and segment rows: this package's own "
+        f"(default), or {V1}, the reference implementation's v1 schemas",
+    )
+
+
 class Stages:
-    """Stage timings on stderr with --verbose. The long steps show their own
+    """Stage timings on stderr with --verbose, and kept (``timings``, seconds by
+    stage) for the reports that carry them. The long steps show their own
     progress bars (``tame_mt_metric.progress``); --quiet turns them off."""
 
     def __init__(self, verbose: bool, quiet: bool) -> None:
         self.verbose = verbose
+        self.timings: dict[str, float] = {}
         if quiet:
             os.environ[PROGRESS_ENV] = "0"
         if verbose:  # the package's own notes (the strategy chosen and why)
@@ -279,5 +305,7 @@ class Stages:
         try:
             yield
         finally:
+            seconds = time.perf_counter() - started
+            self.timings[name] = self.timings.get(name, 0.0) + seconds
             if self.verbose:
-                print(f"[{name}] {time.perf_counter() - started:.2f} s", file=sys.stderr)
+                print(f"[{name}] {seconds:.2f} s", file=sys.stderr)

@@ -5,14 +5,15 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from tame_mt_metric.cache.corpus_file import open_with_text
 from tame_mt_metric.cli.common import (
     Stages,
     add_output_options,
     add_report_options,
+    add_schema_option,
     add_train_options,
     config_from,
     read_aligned,
@@ -31,13 +32,16 @@ from tame_mt_metric.cli.compare_command import (
 from tame_mt_metric.cli.human import render_exposure, render_report
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
-from tame_mt_metric.report.document import TameReport
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.document import TameReport, source_audit_json
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.html import neighbour_texts, render_html
-from tame_mt_metric.report.pipeline import report_from_audit, score_tame
+from tame_mt_metric.report.pipeline import backend_of, report_from_audit, score_tame, signature
+from tame_mt_metric.report.scores import SACREBLEU_VERSION
 from tame_mt_metric.report.significance import TM, comparison
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
-from tame_mt_metric.retrieval.exposure import find_exposures
+from tame_mt_metric.report.v1_schema import V1, v1_report, v1_segment_rows
+from tame_mt_metric.retrieval.exposure import Exposures, find_exposures
 
 __all__ = ["register"]
 
@@ -60,15 +64,31 @@ def _texts(args: argparse.Namespace) -> dict[str, bool]:
     }
 
 
+def _document(
+    args: argparse.Namespace,
+    document: dict[str, Any],
+    config: TameConfig,
+    exposures: Exposures,
+    stages: Stages,
+) -> dict[str, Any]:
+    """The JSON report in the shape --output-schema names."""
+    if args.output_schema == V1:
+        return v1_report(document, config, exposures, stages.timings)
+    return document
+
+
 def _finish(
     args: argparse.Namespace,
     report: TameReport,
+    exposures: Exposures,
+    stages: Stages,
     texts: dict[str, list[str]] | None = None,
     sources: list[str] | None = None,
     neighbours: dict[int, str] | None = None,
 ) -> None:
     if args.json_out:
-        write_json(args.json_out, report.as_json())
+        document = _document(args, report.as_json(), report.config, exposures, stages)
+        write_json(args.json_out, document)
     if args.html_out:
         page = render_html(report, texts=texts, sources=sources, neighbours=neighbours)
         write_text(args.html_out, page)
@@ -103,13 +123,16 @@ def _score(args: argparse.Namespace) -> int:
         )
     with stages.stage("write outputs"):
         if args.segment_out:
-            write_segments(args.segment_out, result, sources, refs, hyps, _texts(args))
+            write_segments(
+                args.segment_out, result, sources, refs, hyps, _texts(args), args.output_schema
+            )
         if args.tm_out:
             write_lines(args.tm_out, result.tm_hypotheses)
         neighbours = (
             neighbour_texts(result) if args.include_neighbor_text and args.html_out else None
         )
-        _finish(args, result.report, _page_texts(args, sources, refs, hyps), sources, neighbours)
+        page = _page_texts(args, sources, refs, hyps)
+        _finish(args, result.report, result.exposures, stages, page, sources, neighbours)
     return 0
 
 
@@ -122,7 +145,7 @@ def _audit(args: argparse.Namespace) -> int:
         sources, refs, _ = _test_files(args, hyp=False)
         return audit_one_shard(args, sources, refs)
     with stages.stage("read inputs"):
-        train = training_corpus(args)
+        train = training_corpus(args, sources_only=not args.ref)
         sources, refs, _ = _test_files(args, hyp=False)
     if refs:  # the full audit: what score-cached needs
         with stages.stage("audit"):
@@ -137,92 +160,133 @@ def _audit(args: argparse.Namespace) -> int:
                 index=index,
             )
         summary = result.report.summary
-        if args.segment_out:
-            write_segments(args.segment_out, result, sources, refs, None, _texts(args))
-        if args.json_out:
-            write_json(
-                args.json_out, {k: v for k, v in result.report.as_json().items() if k != "quality"}
-            )
-        if args.tm_out:
-            write_lines(args.tm_out, result.tm_hypotheses)
+        with stages.stage("write outputs"):
+            if args.segment_out:
+                write_segments(
+                    args.segment_out, result, sources, refs, None, _texts(args), args.output_schema
+                )
+            if args.json_out:
+                document = result.report.as_json(system=False)
+                write_json(
+                    args.json_out, _document(args, document, config, result.exposures, stages)
+                )
+            if args.tm_out:
+                write_lines(args.tm_out, result.tm_hypotheses)
     else:
         with stages.stage("audit (sources only)"):
             exposures = find_exposures(
                 train.sources, train.targets, sources, None, config.retrieval
             )
         summary = summarize(exposures, config)
-        if args.segment_out:
-            rows = [
-                {
-                    "index": i,
-                    "source_exposure": e.source[0].score,
-                    "source_nn_index": e.source[0].row,
-                    "source_exact": e.source_exact,
-                    "bin": b,
+        with stages.stage("write outputs"):
+            if args.segment_out:
+                rows = [
+                    {
+                        "index": i,
+                        "source_exposure": e.source[0].score,
+                        "source_nn_index": e.source[0].row,
+                        "source_exact": e.source_exact,
+                        "bin": b,
+                    }
+                    for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
+                ]
+                if args.output_schema == V1:
+                    rows = v1_segment_rows(rows)
+                write_jsonl(args.segment_out, rows)
+            if args.json_out:
+                data = {
+                    "num_train": exposures.num_train,
+                    "num_test": len(sources),
+                    "num_refs": 0,
+                    "train_fingerprint": train.fingerprint,
                 }
-                for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
-            ]
-            write_jsonl(args.segment_out, rows)
-        if args.json_out:
-            write_json(
-                args.json_out,
-                {"items": summary.items, "bins": summary.bins, "source": asdict(summary.source)},
-            )
+                document = source_audit_json(
+                    config,
+                    signature(config, exposures.num_train, train.fingerprint, exposures.strategy),
+                    summary,
+                    exposures,
+                    data,
+                    backend_of(config, exposures.strategy),
+                    {"sacrebleu": SACREBLEU_VERSION},
+                )
+                write_json(args.json_out, _document(args, document, config, exposures, stages))
     if not args.quiet:
         print("\n".join(render_exposure(summary)))
     return 0
 
 
 def _tm_baseline(args: argparse.Namespace) -> int:
+    stages = Stages(args.verbose, args.quiet)
     config = config_from(args)
-    train = training_corpus(args)
-    (sources,) = read_aligned([args.test_src])
-    exposures = find_exposures(train.sources, train.targets, sources, None, config.retrieval)
-    hyps = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
-    write_lines(args.out, hyps)
-    if args.metadata_out:
-        write_jsonl(
-            args.metadata_out,
-            [
-                {
-                    "index": i,
-                    "tm_source_index": e.source[0].row,
-                    "tm_source_similarity": e.source[0].score,
-                    "tm_zero": e.source[0].overlap == 0,
-                }
-                for i, e in enumerate(exposures)
-            ],
-        )
+    with stages.stage("read inputs"):
+        train = training_corpus(args)
+        (sources,) = read_aligned([args.test_src])
+    with stages.stage("retrieve"):
+        exposures = find_exposures(train.sources, train.targets, sources, None, config.retrieval)
+        hyps = tm_hypotheses(exposures, train.targets, config.tm_zero_policy)
+    with stages.stage("write outputs"):
+        write_lines(args.out, hyps)
+        if args.metadata_out:
+            write_jsonl(
+                args.metadata_out,
+                [
+                    {
+                        "index": i,
+                        "tm_source_index": e.source[0].row,
+                        "tm_source_similarity": e.source[0].score,
+                        "tm_zero": e.source[0].overlap == 0,
+                    }
+                    for i, e in enumerate(exposures)
+                ],
+            )
     if not args.quiet:
         print(f"{len(hyps):,} TM hypotheses written to {args.out}")
     return 0
 
 
 def _cached_reports(
-    args: argparse.Namespace, systems: list[tuple[str, Path]]
-) -> list[tuple[str, TameReport]]:
+    args: argparse.Namespace, systems: list[tuple[str, Path]], stages: Stages
+) -> tuple[list[tuple[str, TameReport]], Exposures]:
+    """Each system's report from the segment file, and the exposures it holds."""
     config = config_from(args)
-    segments = read_segments(args.segment_in)
-    refs_files = read_aligned(args.ref)
-    refs = [list(r) for r in zip(*refs_files, strict=True)]
-    segments.check(config, refs)
-    audit = segments.audit()  # read once for every system
+    with stages.stage("read segments"):
+        segments = read_segments(args.segment_in)
+        if args.num_train is not None and args.num_train != segments.meta["num_train"]:
+            raise InvalidOptionError(
+                f"--num-train: {args.num_train}, but {args.segment_in} was made of a training "
+                f"corpus of {segments.meta['num_train']} rows"
+            )
+        refs_files = read_aligned(args.ref)
+        refs = [list(r) for r in zip(*refs_files, strict=True)]
+        segments.check(config, refs)
+        audit = segments.audit()  # read once for every system
     out = []
     for name, path in systems:
-        (hyps,) = read_aligned([path])
-        if len(hyps) != len(refs):
-            raise InvalidOptionError(f"{path}: {len(hyps)} lines, the references have {len(refs)}")
-        meta = segments.meta
-        report = report_from_audit(
-            audit, meta["num_train"], meta["train_fingerprint"], hyps, refs, config
-        )
+        with stages.stage(f"score {name}"):
+            (hyps,) = read_aligned([path])
+            if len(hyps) != len(refs):
+                raise InvalidOptionError(
+                    f"{path}: {len(hyps)} lines, the references have {len(refs)}"
+                )
+            meta = segments.meta
+            report = report_from_audit(
+                audit,
+                meta["num_train"],
+                meta["train_fingerprint"],
+                hyps,
+                refs,
+                config,
+                artifact_backend=meta["strategy"],
+            )
         out.append((name, report))
-    return out
+    return out, audit.exposures
 
 
 def _score_cached(args: argparse.Namespace) -> int:
-    ((_, report),) = _cached_reports(args, [("system", args.hyp)])
-    _finish(args, report)
+    stages = Stages(args.verbose, args.quiet)
+    ((_, report),), exposures = _cached_reports(args, [("system", args.hyp)], stages)
+    with stages.stage("write outputs"):
+        _finish(args, report, exposures, stages)
     return 0
 
 
@@ -231,31 +295,61 @@ def _score_cached_batch(args: argparse.Namespace) -> int:
     chosen = {"bs": args.paired_bs, "ar": args.paired_ar, "bs-shift": args.paired_bs_shift}
     test = next((name for name, on in chosen.items() if on), None)
     baseline = baseline_of(args, systems) if test else None
-    reports = _cached_reports(args, systems)
-    for name, report in reports:
-        if args.json_out_dir:
-            write_json(args.json_out_dir / f"{name}.tame.json", report.as_json())
-        if not args.quiet:
-            print(f"== {name}\n{render_report(report)}\n")
+    stages = Stages(args.verbose, args.quiet)
+    reports, exposures = _cached_reports(args, systems, stages)
+    with stages.stage("write outputs"):
+        for name, report in reports:
+            if args.json_out_dir:
+                document = _document(args, report.as_json(), report.config, exposures, stages)
+                write_json(args.json_out_dir / f"{name}.tame.json", document)
+            if not args.quiet:
+                print(f"== {name}\n{render_report(report)}\n")
     if test and baseline:
-        first = reports[0][1]
-        statistics = {name: report.system_statistics for name, report in reports}
-        statistics[TM] = first.tm_statistics
-        found = comparison(
-            statistics,
-            first.summary.item_bins,
-            baseline,
-            first.config,
-            test,
-            args.paired_n,
-            first.signature,
-            dict(reports),
-        )
-        finish_comparison(args, found)  # the page too, with the tests
+        with stages.stage("paired tests"):
+            _paired(args, reports, baseline, test)
     elif args.html_out:
         name, report = reports[0]
         write_text(args.html_out, render_html(report, title=f"TAME report: {name}"))
     return 0
+
+
+def _paired(
+    args: argparse.Namespace, reports: list[tuple[str, TameReport]], baseline: str, test: str
+) -> None:
+    """The paired tests of every system against ``baseline`` (the TM one of them)."""
+    first = reports[0][1]
+    statistics = {name: report.system_statistics for name, report in reports}
+    statistics[TM] = first.tm_statistics
+    found = comparison(
+        statistics,
+        first.summary.item_bins,
+        baseline,
+        first.config,
+        test,
+        args.paired_n,
+        first.signature,
+        dict(reports),
+    )
+    finish_comparison(args, found)  # the page too, with the tests
+
+
+def _num_train(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a count of rows, got {text!r}")
+    return value
+
+
+def _num_train_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--num-train",
+        type=_num_train,
+        metavar="N",
+        help="the training corpus's rows: checked against the segment file's sidecar",
+    )
 
 
 def register(
@@ -272,6 +366,7 @@ def register(
     score.add_argument("--ref", type=Path, action="append", required=True, help="repeat for more")
     score.add_argument("--hyp", type=Path, required=True)
     add_output_options(score)
+    add_schema_option(score)
     score.set_defaults(run=_score)
 
     audit = command("audit", "exposure of a test set (no system); references optional")
@@ -281,6 +376,7 @@ def register(
     audit.add_argument("--shard", help="i/n: audit only shard i of n (with --partial-out)")
     audit.add_argument("--partial-out", type=Path, help="the partial audit of --shard")
     add_output_options(audit)
+    add_schema_option(audit)
     audit.set_defaults(run=_audit)
 
     tm = command("tm-baseline", "write the translation-memory hypotheses")
@@ -294,14 +390,18 @@ def register(
     cached.add_argument("--segment-in", type=Path, required=True)
     cached.add_argument("--ref", type=Path, action="append", required=True)
     cached.add_argument("--hyp", type=Path, required=True)
+    _num_train_option(cached)
     add_output_options(cached, segments=False)
+    add_schema_option(cached)
     cached.set_defaults(run=_score_cached)
 
     batch = command("score-cached-batch", "score many systems from cached diagnostics")
     batch.add_argument("--segment-in", type=Path, required=True)
     batch.add_argument("--ref", type=Path, action="append", required=True)
     batch.add_argument("--system", action="append", required=True, help="NAME=PATH, repeated")
+    _num_train_option(batch)
     batch.add_argument("--json-out-dir", type=Path)
+    add_schema_option(batch)
     batch.add_argument(
         "--html-out", type=Path, help="the first system's page, with the paired tests"
     )

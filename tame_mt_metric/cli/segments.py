@@ -22,6 +22,7 @@ from tame_mt_metric.files import read_small, regular_file
 from tame_mt_metric.report.audit import Audit
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.pipeline import TameResult
+from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1, v1_segment_rows
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
 from tame_mt_metric.retrieval.inputs import iter_lines
 
@@ -52,8 +53,23 @@ def write_segments(
     references: list[list[str]],
     predictions: list[str] | None,
     texts: dict[str, bool],
+    schema: str = OUTPUT_SCHEMAS[0],
 ) -> None:
-    """``texts`` says which raw texts to include: source, reference, hyp, neighbor."""
+    """``texts`` says which raw texts to include: source, reference, hyp, neighbor.
+    ``schema`` ``tame-mt-v1``: the reference implementation's v1 rows, without a
+    sidecar (they lack what ``score-cached`` reads back), and a sidecar left from
+    an earlier file of the same name is removed."""
+    if schema == V1:
+        rows_v1 = v1_segment_rows(
+            result.segments,
+            sources if texts.get("source") else None,
+            references if texts.get("reference") else None,
+            predictions if texts.get("hyp") else None,
+            tm_hypotheses=bool(texts.get("neighbor")),
+        )
+        write_jsonl(path, rows_v1)
+        sidecar_path(path).unlink(missing_ok=True)
+        return
     report = result.report
     tm_stats = result.tm_statistics
     rows = []

@@ -33,7 +33,14 @@ if TYPE_CHECKING:
     from tame_mt_metric.report.curve import Band
     from tame_mt_metric.report.intervals import Interval
 
-__all__ = ["BinScores", "TameReport", "bin_scores", "segment_rows", "warnings_for"]
+__all__ = [
+    "BinScores",
+    "TameReport",
+    "bin_scores",
+    "segment_rows",
+    "source_audit_json",
+    "warnings_for",
+]
 
 LEAK_WARNING_RATE = 0.01
 TM_SHARE_WARNING = 0.5
@@ -170,6 +177,7 @@ def segment_rows(
             "target_exact": item.target_exact,
             "pair_exposure": pair.score,
             "pair_nn_index": pair.row,
+            "pair_ref_index": pair.reference,
             "pair_exact": item.pair_exact,
             "bin": item_bins[i],
             "tm_hyp": tm_hypotheses[i],
@@ -273,12 +281,15 @@ class TameReport:
         out["signature"] = self.signature
         return out
 
-    def as_json(self) -> dict[str, Any]:
-        """The report structure of the TAME spec (null where a value is undefined)."""
+    def as_json(self, system: bool = True) -> dict[str, Any]:
+        """The report structure of the TAME spec (null where a value is undefined).
+        Without ``system`` (an audit: no hypotheses), ``quality``, the bins' system
+        scores, GenGap, the intervals and the curve are null; the TM's stay."""
         s = self.summary
+        rows = rows_in_bins(s.item_bins)
         return {
             "schema_version": "1.0",
-            "version": __version__,
+            "tame_version": __version__,
             "signature": self.signature,
             "data": self.data,
             "backend": self.backend,
@@ -286,35 +297,106 @@ class TameReport:
                 "system": _json_scores(self.system),
                 "tm": _json_scores(self.tm),
                 "delta_tm": _json_scores(self.delta_tm),
-            },
+                "details": self._details(None, system),
+            }
+            if system
+            else None,
             "exposure": {
                 "source": _side_json(s.source),
                 "target": _side_json(s.target),
                 "pair": {**_side_json(s.pair), "leak": _json_scores(s.pair_leak)},
             },
             "bins": [
-                {
-                    "name": b.name,
-                    "count": b.count,
-                    "share": b.count / s.items,
-                    "mean_source_exposure": _json(b.mean_source_exposure),
-                    "system": _json_scores(b.system),
-                    "tm": _json_scores(b.tm),
-                    "delta_tm": _json_scores(b.delta_tm),
-                }
+                _bin_json(
+                    b.name,
+                    b.count,
+                    s.items,
+                    b.mean_source_exposure,
+                    b.system if system else None,
+                    b.tm,
+                    self._details(rows[b.name], system),
+                )
                 for b in self.bins.values()
             ],
-            "generalization_gap": _json_scores(self.generalization_gap),
+            "generalization_gap": _json_scores(self.generalization_gap) if system else None,
             "intervals": {
                 "confidence": self.config.confidence,
                 "n_bootstrap": self.config.n_bootstrap,
                 "seed": self.config.seed,
                 "scores": _intervals_json(self.intervals),
-            },
+            }
+            if system
+            else None,
             "curve": {
                 "by": "source_exposure",
                 "bands": [_band_json(b) for b in self.curve],
-            },
+            }
+            if system
+            else None,
             "warnings": self.warnings,
             "config": {**self.config.as_dict(), "dependencies": self.dependencies},
         }
+
+    def _details(self, rows: Sequence[int] | None, system: bool) -> dict[str, Any]:
+        """BLEU's breakdown (``SegmentStatistics.bleu_details``) of the system and
+        the TM over ``rows`` (all by default); the system's null without one."""
+        return {
+            "system": self.system_statistics.bleu_details(rows) if system else None,
+            "tm": self.tm_statistics.bleu_details(rows),
+        }
+
+
+def _bin_json(
+    name: str,
+    count: int,
+    items: int,
+    mean_source_exposure: float,
+    system: dict[str, float] | None,
+    tm: dict[str, float] | None,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    delta = _minus(system, tm) if system is not None and tm is not None else None
+    return {
+        "name": name,
+        "count": count,
+        "share": count / items,
+        "mean_source_exposure": _json(mean_source_exposure),
+        "system": None if system is None else _json_scores(system),
+        "tm": None if tm is None else _json_scores(tm),
+        "delta_tm": None if delta is None else _json_scores(delta),
+        "details": details,
+    }
+
+
+def source_audit_json(
+    config: TameConfig,
+    signature: str,
+    summary: ExposureSummary,
+    exposures: Exposures,
+    data: dict[str, Any],
+    backend: dict[str, Any],
+    dependencies: dict[str, str],
+) -> dict[str, Any]:
+    """The report of a source-side audit (no references, no hypotheses): the
+    structure of ``TameReport.as_json``, with the source's exposure and the bins;
+    what needs a reference or a hypothesis is null."""
+    bins = []
+    for name, rows in rows_in_bins(summary.item_bins).items():
+        values = [exposures[i].source[0].fraction for i in rows]
+        mean = math.fsum(values) / len(rows) if rows else float("nan")
+        bins.append(_bin_json(name, len(rows), summary.items, mean, None, None))
+    return {
+        "schema_version": "1.0",
+        "tame_version": __version__,
+        "signature": signature,
+        "data": data,
+        "backend": backend,
+        "quality": None,
+        "exposure": {"source": _side_json(summary.source), "target": None, "pair": None},
+        "bins": bins,
+        "generalization_gap": None,
+        "intervals": None,
+        "curve": None,
+        "warnings": [],
+        "config": {**config.as_dict(), "dependencies": dependencies},
+    }

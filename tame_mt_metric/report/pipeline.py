@@ -12,7 +12,7 @@ from typing import Any
 from tame_mt_core import __version__ as core_version
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.cache.entries import CacheOptions
+from tame_mt_metric.cache.entries import CacheOptions, find_cached_index
 from tame_mt_metric.errors import EmptyTestSetError, InputTextError
 from tame_mt_metric.report.audit import Audit, run_audit
 from tame_mt_metric.report.collector import collector_paused
@@ -31,7 +31,14 @@ from tame_mt_metric.retrieval.inputs import (
     references_per_item,
 )
 
-__all__ = ["TameResult", "check_test_set", "report_from_audit", "score_tame", "signature"]
+__all__ = [
+    "TameResult",
+    "backend_of",
+    "check_test_set",
+    "report_from_audit",
+    "score_tame",
+    "signature",
+]
 
 
 def check_test_set(
@@ -124,6 +131,7 @@ def score_tame(
     (('medium',), ['das Haus ist klein'])
     """
     config = config or TameConfig()
+    cache = cache or CacheOptions()
     preds, refs, srcs = check_test_set(predictions, references, sources)
     with (
         collector_paused(),
@@ -133,10 +141,12 @@ def score_tame(
         # sacrebleu reads the references and the hypotheses while the corpus is
         # read and the core's audit runs without the GIL.
         system = background.submit(lambda: Scorers.for_references(config, refs).statistics(preds))
+        saved_index = _index_saved(train, config, cache, index)
         audit = run_audit(train, srcs, refs, config, cache, index)
         num_train, fingerprint = audit.exposures.num_train, audit.train_fingerprint
+        reused = saved_index and not audit.from_cache and audit.exposures.strategy == "indexed"
         report = report_from_audit(
-            audit, num_train, fingerprint, preds, refs, config, system.result()
+            audit, num_train, fingerprint, preds, refs, config, system.result(), reused
         )
     return TameResult(
         report,
@@ -148,6 +158,54 @@ def score_tame(
     )
 
 
+def _index_saved(
+    train: TrainingCorpus | TrainingStream,
+    config: TameConfig,
+    cache: CacheOptions,
+    index: TrainingIndex | None,
+) -> bool:
+    """An index of ``train`` exists before the audit: the one given, or the cache's."""
+    if index is not None:
+        return True
+    if not isinstance(train, TrainingCorpus) or not cache.enabled:
+        return False
+    if config.strategy == "streaming" or config.engine == "ray":
+        return False
+    cache.prepare()  # a folder that cannot be created is an error before the corpus is read
+    return find_cached_index(train, config.retrieval, cache) is not None
+
+
+def backend_of(
+    config: TameConfig,
+    strategy: str,
+    index_reused: bool = False,
+    audit_cached: bool = False,
+    artifact_backend: str | None = None,
+) -> dict[str, Any]:
+    """The report's ``backend``: the spec's keys first (``name`` and ``resolved_mode``
+    the strategy that searched the corpus, ``requested_mode`` the one configured),
+    then this package's own. A report scored from a segment file names the
+    strategy that made the file as ``artifact_backend``, and is itself ``cached``."""
+    used = strategy if artifact_backend is None else "cached"
+    backend: dict[str, Any] = {
+        "name": used,
+        "native": True,
+        "exact": True,
+        "requested_mode": config.strategy,
+        "resolved_mode": used,
+        "index_reused": index_reused,
+    }
+    if artifact_backend is not None:
+        backend["artifact_backend"] = artifact_backend
+    backend.update(
+        core_version=core_version,
+        requested_strategy=config.strategy,
+        strategy=strategy,
+        audit_cached=audit_cached,
+    )
+    return backend
+
+
 def report_from_audit(
     audit: Audit,
     num_train: int,
@@ -156,10 +214,14 @@ def report_from_audit(
     references: list[list[str]],
     config: TameConfig,
     system_statistics: SegmentStatistics | None = None,
+    index_reused: bool = False,
+    artifact_backend: str | None = None,
 ) -> TameReport:
     """The report of a system from an audit of its test set: only the predictions
     are read (the training corpus is known by its size and fingerprint), unless
-    their statistics are given."""
+    their statistics are given. ``index_reused``: the audit searched an index that
+    existed before it; ``artifact_backend``: the audit was read from a segment file
+    made by that strategy."""
     scorers = Scorers.for_references(config, references)
     exposures = audit.exposures
     summary = summarize(exposures, config)
@@ -181,14 +243,9 @@ def report_from_audit(
             "num_refs": len(references[0]),
             "train_fingerprint": train_fingerprint,
         },
-        backend={
-            "name": "tame-mt-metric",
-            "core_version": core_version,
-            "exact": True,
-            "requested_strategy": config.strategy,
-            "strategy": exposures.strategy,
-            "audit_cached": audit.from_cache,
-        },
+        backend=backend_of(
+            config, exposures.strategy, index_reused, audit.from_cache, artifact_backend
+        ),
         dependencies={"sacrebleu": SACREBLEU_VERSION},
         system_statistics=system_stats,
         tm_statistics=tm_stats,

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics", "statistics_names"]
 
 SACREBLEU_VERSION: str = sacrebleu.__version__
+# The statistics sacrebleu's BLEU reads (what has a BLEU breakdown).
+BLEU_LIKE = frozenset({"bleu", "spbleu"})
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,30 @@ class SegmentStatistics:
             return out
 
         return score
+
+    def bleu_details(self, rows: Sequence[int] | None = None) -> dict[str, dict[str, Any] | None]:
+        """BLEU's breakdown of the given segments (all by default) for each BLEU-like
+        metric (``bleu``, ``spbleu``): sacrebleu's four n-gram precisions, brevity
+        penalty, length ratio and hypothesis and reference lengths of the summed
+        statistics; None for no segments."""
+        out: dict[str, dict[str, Any] | None] = {}
+        for d in self._defs:
+            if d.statistics not in BLEU_LIKE:
+                continue
+            stats = self._stats[d.statistics]
+            chosen = stats if rows is None else [stats[i] for i in rows]
+            if not chosen:
+                out[d.name] = None
+                continue
+            found = self._metrics[d.statistics]._compute_score_from_stats(_column_sums(chosen))
+            out[d.name] = {
+                "precisions": [float(p) for p in found.precisions],
+                "bp": float(found.bp),
+                "ratio": float(found.ratio),
+                "sys_len": int(found.sys_len),
+                "ref_len": int(found.ref_len),
+            }
+        return out
 
     def score(self, rows: Sequence[int] | None = None) -> dict[str, float]:
         """Scores (0-100) of the given segments (all by default); nan for none."""
