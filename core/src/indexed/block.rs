@@ -64,23 +64,29 @@ impl Block<'_> {
     /// side is known, if any passes `bar`, with the best reference of its
     /// target.
     fn best_pair(&self, item: &ItemQueries, known: Known<'_>, bar: Bar) -> Option<TargetHit> {
-        let pairs: Vec<TargetHit> = match known {
+        fn best(pairs: impl Iterator<Item = TargetHit>, bar: Bar) -> Option<TargetHit> {
+            pairs
+                .filter(|p| bar.admits(p.hit.score))
+                .min_by(rank_target)
+        }
+        match known {
             Known::Sources(hits) => {
                 let rows: Vec<u64> = hits.iter().map(|h| h.row).collect();
-                hits.iter()
-                    .zip(self.target_scores(item, &rows))
-                    .map(|(h, (target, reference))| TargetHit {
+                let pairs = hits.iter().zip(self.target_scores(item, &rows)).map(
+                    |(h, (target, reference))| TargetHit {
                         hit: Hit {
                             score: min_score(h.score, target),
                             row: h.row,
                         },
                         reference,
-                    })
-                    .collect()
+                    },
+                );
+                best(pairs, bar)
             }
             Known::Targets(hits) => {
                 let rows: Vec<u64> = hits.iter().map(|t| t.hit.row).collect();
-                hits.iter()
+                let pairs = hits
+                    .iter()
                     .zip(self.source_scores(item, &rows))
                     .map(|(t, source)| TargetHit {
                         hit: Hit {
@@ -88,14 +94,10 @@ impl Block<'_> {
                             row: t.hit.row,
                         },
                         reference: t.reference,
-                    })
-                    .collect()
+                    });
+                best(pairs, bar)
             }
-        };
-        pairs
-            .into_iter()
-            .filter(|p| bar.admits(p.hit.score))
-            .min_by(rank_target)
+        }
     }
 
     /// The exposure of one item to the rows of this block.
