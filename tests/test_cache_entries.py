@@ -109,6 +109,23 @@ def test_new_predictions_reuse_the_audit_and_new_references_do_not(
     assert not _score(corpus, data, cache, n=50, lowercase=True).report.backend["audit_cached"]
 
 
+def test_a_cached_audit_keeps_the_reference_of_each_pair(
+    tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]]
+) -> None:
+    n = 40
+    sources = data["test_sources"][:n]
+    # Another item's reference first: most pairs reach their maximum on the second.
+    refs = [[data["references"][(i + 1) % n], data["references"][i]] for i in range(n)]
+    config = TameConfig.from_options()
+    cache = CacheOptions(cache_dir=tmp_path)
+    fresh = audit.run_audit(corpus, sources, refs, config, CacheOptions(enabled=False))
+    audit.run_audit(corpus, sources, refs, config, cache)
+    audit._RECENT.clear()  # as in a new process: read back from the file
+    cached = audit.run_audit(corpus, sources, refs, config, cache)
+    assert cached.from_cache and cached.exposures.items == fresh.exposures.items
+    assert {e.pair.reference for e in fresh.exposures if e.pair} == {0, 1}
+
+
 def test_a_damaged_audit_is_recomputed_with_a_warning(
     tmp_path: Path, corpus: TrainingCorpus, data: dict[str, list[str]]
 ) -> None:

@@ -27,16 +27,29 @@ def audits(draw: st.DrawFn) -> tuple[list[tuple[str, str]], list[tuple[str, str]
     return train, test, config
 
 
-@given(audits(), st.sampled_from(["streaming", "indexed"]), st.booleans())
+@given(
+    audits(),
+    st.sampled_from(["streaming", "indexed"]),
+    st.sampled_from(["one", "and the source", "and a training target"]),
+)
 def test_core_equals_brute_force(
     audit: tuple[list[tuple[str, str]], list[tuple[str, str]], RetrievalConfig],
     strategy: str,
-    two_references: bool,
+    references: str,
 ) -> None:
+    """Every neighbour, with the reference of each target and of the pair; a
+    training target as a second reference often gives the pair its maximum."""
     train, test, config = audit
     config = RetrievalConfig(**{**config.__dict__, "strategy": strategy})
     sources = [s for s, _ in test]
-    refs: list[list[str]] = [[r, s] if two_references else [r] for s, r in test]
+    refs: list[list[str]] = [
+        {
+            "one": [r],
+            "and the source": [r, s],
+            "and a training target": [r, train[i % len(train)][1]],
+        }[references]
+        for i, (s, r) in enumerate(test)
+    ]
     args = ([s for s, _ in train], [t for _, t in train], sources, refs)
     got = find_exposures(*args, config=config)
     want = brute_force_exposures(*args, config=config)
@@ -69,6 +82,21 @@ def test_worked_example_of_the_spec() -> None:
     assert first.pair is not None and first.pair.score == 1.0
     assert second.source[0].row == 1 and not second.source_exact
     assert 0.7 <= second.source[0].score < 1.0
+
+
+def test_the_pair_names_the_reference_that_gave_its_maximum() -> None:
+    """The best target is the first reference's (row 1), the pair's maximum the
+    second reference's (row 0): each names its own."""
+    train_src, train_tgt = ["the red house", "a green tree"], ["la maison rouge", "un arbre vert"]
+    args = (train_src, train_tgt, ["the red house"], [["un arbre vert", "la maison rouge!"]])
+    answers = [
+        *(find_exposures(*args, RetrievalConfig(strategy=s)) for s in ("streaming", "indexed")),
+        brute_force_exposures(*args),
+    ]
+    for ex in answers:
+        pair = ex[0].pair
+        assert pair is not None and (pair.row, pair.reference) == (0, 1), ex.strategy
+        assert (ex[0].target[0].row, ex[0].target[0].reference) == (1, 0), ex.strategy
 
 
 def test_ties_go_to_the_lowest_row_and_empty_lines_match_only_empty_lines() -> None:

@@ -11,16 +11,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import datasets
+import pyarrow as pa
 import pytest
 import ray
 
 import tame_mt_metric
 from tame_mt_metric import RetrievalConfig, TrainingCorpus, stream_exposures
 from tame_mt_metric.demo import example_corpus
-from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.digest import PROOF, proof
+from tame_mt_metric.errors import InputTextError, InvalidOptionError
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.scale.ray_engine import TextFiles, ray_audit
-from tame_mt_metric.scale.shards import SHARD_ALIGN, audit_shard, merge_partials, shard_ranges
+from tame_mt_metric.scale.shards import (
+    SHARD_ALIGN,
+    PartialAudit,
+    audit_shard,
+    merge_partials,
+    shard_ranges,
+)
 
 ROWS = 2 * SHARD_ALIGN + 517  # three shards, the last one short
 
@@ -98,6 +106,35 @@ def test_merged_shards_equal_one_machine(
     )
     with pytest.raises(InvalidOptionError, match="different test sets"):
         merge_partials([other, parts[1]])
+
+
+def test_partial_audits_keep_the_reference_of_each_pair(
+    corpus: TrainingCorpus, tmp_path: Path
+) -> None:
+    d = example_corpus()
+    n = 30
+    sources = d["test_sources"][:n]
+    # Another item's reference first: most pairs reach their maximum on the second.
+    refs = [[d["references"][(i + 1) % n], d["references"][i]] for i in range(n)]
+    whole = stream_exposures(zip(corpus.sources, corpus.targets, strict=True), sources, refs)
+    assert {e.pair.reference for e in whole if e.pair} == {0, 1}
+    parts = []
+    for i, (a, b) in enumerate(shard_ranges(corpus.num_rows, 3)):
+        blocks = corpus.blocks(RetrievalConfig().block_rows, a, b)
+        audit_shard(blocks, a, sources, refs, RetrievalConfig()).save(tmp_path / f"part{i}")
+        parts.append(PartialAudit.load(tmp_path / f"part{i}"))
+    assert merge_partials(parts).exposures.items == whole.items
+    # A partial audit whose pairs name no reference (an earlier version's) is refused.
+    table = pa.ipc.open_file(pa.BufferReader((tmp_path / "part0").read_bytes())).read_all()
+    rows = [json.loads(r) for r in table.column("item").to_pylist()]
+    lines = [json.dumps({**r, "pair": r["pair"][:3]}, ensure_ascii=False) for r in rows]
+    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    meta[PROOF] = proof(meta, lines)
+    old = pa.table({"item": pa.array(lines, pa.large_string())}).replace_schema_metadata(meta)
+    with pa.OSFile(str(tmp_path / "old"), "wb") as sink, pa.ipc.new_file(sink, old.schema) as w:
+        w.write_table(old)
+    with pytest.raises(InputTextError, match="name no reference"):
+        PartialAudit.load(tmp_path / "old")
 
 
 def test_ray_equals_one_machine(

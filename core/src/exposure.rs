@@ -5,7 +5,8 @@
 
 use crate::score::{top_k, Hit};
 
-/// A target-side hit: the best reference for that training row.
+/// A hit that names the best reference for the training row's target (the
+/// lowest reference index among equals): a target-side hit, or the pair.
 #[derive(Debug, Clone, Copy)]
 pub struct TargetHit {
     pub hit: Hit,
@@ -19,8 +20,9 @@ pub struct Exposure {
     pub source: Vec<Hit>,
     /// The best training targets (best reference each), best first.
     pub target: Vec<TargetHit>,
-    /// The training pair with the highest min(source score, target score).
-    pub pair: Option<Hit>,
+    /// The training pair with the highest min(source score, target score),
+    /// with the best reference for its target.
+    pub pair: Option<TargetHit>,
     pub source_exact: bool,
     pub target_exact: bool,
     pub pair_exact: bool,
@@ -39,7 +41,7 @@ impl Exposure {
         self.target.sort_by(rank_target);
         self.target.truncate(k);
         self.pair = match (self.pair, other.pair) {
-            (Some(a), Some(b)) => Some(if b.beats(&a) { b } else { a }),
+            (Some(a), Some(b)) => Some(if b.hit.beats(&a.hit) { b } else { a }),
             (a, b) => a.or(b),
         };
         self.source_exact |= other.source_exact;

@@ -384,7 +384,7 @@ fn exposures_to_dict<'py>(py: Python<'py>, exposures: &[Exposure]) -> PyResult<B
         .collect();
     let pair: Vec<Vec<Hit>> = exposures
         .iter()
-        .map(|e| e.pair.into_iter().collect())
+        .map(|e| e.pair.iter().map(|p| p.hit).collect())
         .collect();
     set_hits(&d, "source", &source)?;
     set_hits(&d, "target", &target)?;
@@ -394,6 +394,11 @@ fn exposures_to_dict<'py>(py: Python<'py>, exposures: &[Exposure]) -> PyResult<B
         .map(|e| e.target.iter().map(|t| t.reference).collect())
         .collect();
     d.set_item("target_references", refs)?;
+    let pair_refs: Vec<Vec<u32>> = exposures
+        .iter()
+        .map(|e| e.pair.iter().map(|p| p.reference).collect())
+        .collect();
+    d.set_item("pair_references", pair_refs)?;
     let flag = |f: fn(&Exposure) -> bool| exposures.iter().map(f).collect::<Vec<bool>>();
     d.set_item("source_exact", flag(|e| e.source_exact))?;
     d.set_item("target_exact", flag(|e| e.target_exact))?;

@@ -30,12 +30,28 @@ fn same(a: Score, b: Score) -> bool {
     a.cmp_exact(b).is_eq()
 }
 
-fn check(train: &[(String, String)], test: &[(String, String)], k: usize, block: usize) {
+/// The best reference's score and index against a training target: the
+/// lowest reference among equals.
+fn best_reference(references: &[Vec<Gram>], target: &[Gram]) -> (Score, u32) {
+    let mut best = (jaccard(&references[0], target), 0);
+    for (k, r) in references.iter().enumerate().skip(1) {
+        let s = jaccard(r, target);
+        if s.cmp_exact(best.0).is_gt() {
+            best = (s, k as u32);
+        }
+    }
+    best
+}
+
+fn check(train: &[(String, String)], test: &[(String, Vec<String>)], k: usize, block: usize) {
     let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
     let (ts, tt): (Vec<&str>, Vec<&str>) =
         train.iter().map(|(a, b)| (a.as_str(), b.as_str())).unzip();
     let qs: Vec<&str> = test.iter().map(|p| p.0.as_str()).collect();
-    let qr: Vec<Vec<&str>> = test.iter().map(|p| vec![p.1.as_str()]).collect();
+    let qr: Vec<Vec<&str>> = test
+        .iter()
+        .map(|p| p.1.iter().map(String::as_str).collect())
+        .collect();
 
     let mut audit = StreamingAudit::new(cfg.clone(), &qs, &qr, k, block, 1 + block % 2).unwrap();
     audit.feed(&ts, &tt, 0, &never).unwrap();
@@ -47,10 +63,14 @@ fn check(train: &[(String, String)], test: &[(String, String)], k: usize, block:
         .iter()
         .map(|(a, b)| (cfg.grams(a), cfg.grams(b)))
         .collect();
-    for (i, (s, r)) in test.iter().enumerate() {
-        let (gs, gr) = (cfg.grams(s), cfg.grams(r));
+    for (i, (s, refs)) in test.iter().enumerate() {
+        let gs = cfg.grams(s);
+        let gr: Vec<Vec<Gram>> = refs.iter().map(|r| cfg.grams(r)).collect();
         let src: Vec<Score> = train_grams.iter().map(|(u, _)| jaccard(&gs, u)).collect();
-        let tgt: Vec<Score> = train_grams.iter().map(|(_, v)| jaccard(&gr, v)).collect();
+        let (tgt, best_ref): (Vec<Score>, Vec<u32>) = train_grams
+            .iter()
+            .map(|(_, v)| best_reference(&gr, v))
+            .unzip();
         let pair: Vec<Score> = src
             .iter()
             .zip(&tgt)
@@ -62,7 +82,7 @@ fn check(train: &[(String, String)], test: &[(String, String)], k: usize, block:
         let src_exact = train.iter().any(|(u, _)| norm(u) == norm(s));
         let pair_exact = train
             .iter()
-            .any(|(u, v)| norm(u) == norm(s) && norm(v) == norm(r));
+            .any(|(u, v)| norm(u) == norm(s) && refs.iter().any(|r| norm(v) == norm(r)));
         for e in [&streamed[i], &indexed[i]] {
             assert_eq!(e.source.len(), k.min(train.len()));
             for (rank, h) in e.source.iter().enumerate() {
@@ -72,10 +92,18 @@ fn check(train: &[(String, String)], test: &[(String, String)], k: usize, block:
             let (bt, jt) = best(&tgt);
             assert_eq!(e.target[0].hit.row, jt, "target item {i}");
             assert!(same(e.target[0].hit.score, bt));
+            assert_eq!(
+                e.target[0].reference, best_ref[jt as usize],
+                "target item {i}"
+            );
             let (bp, jp) = best(&pair);
             let p = e.pair.unwrap();
-            assert_eq!(p.row, jp, "pair item {i}");
-            assert!(same(p.score, bp));
+            assert_eq!(p.hit.row, jp, "pair item {i}");
+            assert!(same(p.hit.score, bp));
+            assert_eq!(
+                p.reference, best_ref[jp as usize],
+                "pair reference item {i}"
+            );
             assert_eq!(e.source_exact, src_exact);
             assert_eq!(e.pair_exact, pair_exact);
         }
@@ -94,10 +122,17 @@ fn pairs(max: usize) -> impl Strategy<Value = Vec<(String, String)>> {
     proptest::collection::vec((text(), text()), 1..max)
 }
 
+/// Test items of one to three references each (as many for every item).
+fn items(max: usize) -> impl Strategy<Value = Vec<(String, Vec<String>)>> {
+    (1usize..4).prop_flat_map(move |n| {
+        proptest::collection::vec((text(), proptest::collection::vec(text(), n)), 1..max)
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
-    fn strategies_agree_with_brute_force(train in pairs(40), test in pairs(8), k in 1usize..4, block in 1usize..12) {
+    fn strategies_agree_with_brute_force(train in pairs(40), test in items(8), k in 1usize..4, block in 1usize..12) {
         check(&train, &test, k, block);
     }
 }
@@ -109,7 +144,10 @@ fn shards_merge_to_the_single_pass_answer() {
         .map(|i| format!("sentence number {} of {}", i % 7, i % 3))
         .collect();
     let test = vec!["sentence number 3 of 1".to_string(), "other".to_string()];
-    let refs = vec![vec!["number 3".to_string()], vec!["x".to_string()]];
+    let refs = vec![
+        vec!["x".to_string(), "number 3".to_string()],
+        vec!["x".to_string(), "y".to_string()],
+    ];
     let mut whole = StreamingAudit::new(cfg.clone(), &test, &refs, 3, 8, 1).unwrap();
     whole.feed(&train, &train, 0, &never).unwrap();
     let mut left = StreamingAudit::new(cfg.clone(), &test, &refs, 3, 8, 1).unwrap();
@@ -117,12 +155,47 @@ fn shards_merge_to_the_single_pass_answer() {
     let mut right = StreamingAudit::new(cfg, &test, &refs, 3, 8, 1).unwrap();
     right.feed(&train[20..], &train[20..], 20, &never).unwrap();
     right.merge(&left).unwrap();
+    assert_eq!(whole.exposures()[0].pair.unwrap().reference, 1);
     for (a, b) in whole.exposures().iter().zip(&right.exposures()) {
         let rows = |e: &Exposure| e.source.iter().map(|h| h.row).collect::<Vec<_>>();
         assert_eq!(rows(a), rows(b));
-        assert_eq!(a.pair.unwrap().row, b.pair.unwrap().row);
+        let (pa, pb) = (a.pair.unwrap(), b.pair.unwrap());
+        assert_eq!((pa.hit.row, pa.reference), (pb.hit.row, pb.reference));
         assert_eq!(a.target[0].hit.row, b.target[0].hit.row);
     }
+}
+
+/// A two-reference item: its best target is the first reference's, its
+/// pair's maximum the second's.
+#[test]
+fn the_pair_names_the_reference_that_gave_its_maximum() {
+    let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
+    let train = [
+        ("the red house", "la maison rouge"),
+        ("a green tree", "un arbre vert"),
+    ];
+    let (ts, tt): (Vec<&str>, Vec<&str>) = train.iter().copied().unzip();
+    let refs = vec![vec!["un arbre vert", "la maison rouge!"]];
+    let test = ["the red house"];
+    let mut audit = StreamingAudit::new(cfg.clone(), &test, &refs, 1, 2, 1).unwrap();
+    audit.feed(&ts, &tt, 0, &never).unwrap();
+    let index = TrainingIndex::build(cfg, &ts, &tt, 2, &never).unwrap();
+    let indexed = index.expose(&test, &refs, 1, &never).unwrap();
+    for e in [&audit.exposures()[0], &indexed[0]] {
+        let pair = e.pair.unwrap();
+        assert_eq!((pair.hit.row, pair.reference), (0, 1));
+        assert_eq!((e.target[0].hit.row, e.target[0].reference), (1, 0));
+    }
+    let owned = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    };
+    let items = vec![(
+        test[0].to_string(),
+        refs[0].iter().map(|r| r.to_string()).collect(),
+    )];
+    check(&owned(&train), &items, 1, 2);
 }
 
 /// Text of `len` characters drawn from 3,000 CJK ideographs: about as many
@@ -156,8 +229,11 @@ fn queries_and_rows_of_more_than_65535_grams_are_counted_exactly() {
         ("short".to_string(), base.chars().take(100).collect()),
     ];
     let test = vec![
-        (variant.clone(), "x".to_string()),
-        ("short text".to_string(), base.chars().take(90).collect()),
+        (variant.clone(), vec!["x".to_string(), "y".to_string()]),
+        (
+            "short text".to_string(),
+            vec!["q".to_string(), base.chars().take(90).collect()],
+        ),
     ];
     check(&train, &test, 2, 3);
 }

@@ -26,7 +26,7 @@ from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
 __all__ = ["AUDIT_FORMAT", "Audit", "audit_path", "load_audit", "save_audit"]
 
 # Bumped whenever the audit file's columns or their meaning change.
-AUDIT_FORMAT = 5
+AUDIT_FORMAT = 6
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Audit:
 _COLUMNS = {
     "source": ("row", "overlap", "union"),
     "target": ("row", "overlap", "union", "reference"),
-    "pair": ("row", "overlap", "union"),
+    "pair": ("row", "overlap", "union", "reference"),
 }
 
 

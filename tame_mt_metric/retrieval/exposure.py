@@ -62,7 +62,9 @@ class ItemExposure:
     ``source`` and ``target`` list the top-k neighbours, best first (higher
     score, then lower training row); ``target`` neighbours carry the index of
     the reference that matched best. ``pair`` maximises min(source similarity,
-    target similarity) over training pairs; None when there are no references.
+    target similarity) over training pairs, and carries the index of the
+    reference that matched its target best; None when there are no references.
+    In both, equal references go to the lower index.
     """
 
     source: tuple[Neighbour, ...]
@@ -139,7 +141,12 @@ def _neighbours(
 def _from_core(raw: dict[str, Any], num_train: int, strategy: str) -> Exposures:
     items = []
     for i in range(len(raw["source_rows"])):
-        pair = _neighbours(raw["pair_rows"][i], raw["pair_overlap"][i], raw["pair_union"][i])
+        pair = _neighbours(
+            raw["pair_rows"][i],
+            raw["pair_overlap"][i],
+            raw["pair_union"][i],
+            raw["pair_references"][i],
+        )
         items.append(
             ItemExposure(
                 source=_neighbours(

@@ -108,7 +108,7 @@ def brute_force_exposures(
             ItemExposure(
                 source=top_src,
                 target=top_tgt,
-                pair=Neighbour(p, *pair[p]),
+                pair=Neighbour(p, *pair[p], best_ref[p]),
                 source_exact=x in norm_u,
                 target_exact=any(r in norm_v for r in rs),
                 pair_exact=any(u == x and v in rs for u, v in zip(norm_u, norm_v, strict=True)),

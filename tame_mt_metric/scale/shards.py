@@ -99,7 +99,12 @@ class PartialAudit:
                         "target": [[n.row, n.overlap, n.union, n.reference] for n in item.target],
                         "pair": None
                         if item.pair is None
-                        else [item.pair.row, item.pair.overlap, item.pair.union],
+                        else [
+                            item.pair.row,
+                            item.pair.overlap,
+                            item.pair.union,
+                            item.pair.reference,
+                        ],
                         "exact": [item.source_exact, item.target_exact, item.pair_exact],
                         "tm": candidate,
                     },
@@ -136,6 +141,11 @@ class PartialAudit:
             for text in lines:
                 row = json.loads(text)
                 pair = row["pair"]
+                if pair is not None and len(pair) != 4:
+                    raise InputTextError(
+                        f"{path}: its pair exposures name no reference (a partial audit of an "
+                        "earlier version): audit the shard again"
+                    )
                 items.append(
                     ItemExposure(
                         tuple(Neighbour(*n) for n in row["source"]),

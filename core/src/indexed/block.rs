@@ -1,6 +1,7 @@
 //! [`Block`] answers a test item ([`ItemQueries`]) against the posting
 //! lists of a set of rows: its top-k sources, its top-k targets (each with
-//! its best reference) and its exact pair exposure.
+//! its best reference) and its exact pair exposure (with the best reference
+//! of the pair's target).
 
 use crate::exposure::{rank_target, Exposure, TargetHit};
 use crate::score::{min_score, Bar, Hit, Score};
@@ -13,6 +14,14 @@ use super::search::{prefix_cost, scores_of, search, Limit, Scratch};
 pub struct ItemQueries {
     pub source: Query,
     pub references: Vec<Query>,
+}
+
+/// Rows whose score on one side is known: sources, or targets with their
+/// best reference.
+#[derive(Clone, Copy)]
+enum Known<'a> {
+    Sources(&'a [Hit]),
+    Targets(&'a [TargetHit]),
 }
 
 /// The source and target blocks of the same training rows.
@@ -52,39 +61,43 @@ impl Block<'_> {
     }
 
     /// The best pair by min(source, target) among rows whose score on one
-    /// side is known, if any passes `bar`.
-    fn best_pair(
-        &self,
-        item: &ItemQueries,
-        known: &[Hit],
-        known_is_source: bool,
-        bar: Bar,
-    ) -> Option<Hit> {
-        let rows: Vec<u64> = known.iter().map(|h| h.row).collect();
-        let other: Vec<Score> = if known_is_source {
-            self.target_scores(item, &rows)
-                .into_iter()
-                .map(|(s, _)| s)
-                .collect()
-        } else {
-            self.source_scores(item, &rows)
-        };
-        known
-            .iter()
-            .zip(other)
-            .map(|(h, o)| {
-                let (source, target) = if known_is_source {
-                    (h.score, o)
-                } else {
-                    (o, h.score)
-                };
-                Hit {
-                    score: min_score(source, target),
-                    row: h.row,
-                }
-            })
-            .filter(|h| bar.admits(h.score))
-            .min_by(Hit::rank)
+    /// side is known, if any passes `bar`, with the best reference of its
+    /// target.
+    fn best_pair(&self, item: &ItemQueries, known: Known<'_>, bar: Bar) -> Option<TargetHit> {
+        fn best(pairs: impl Iterator<Item = TargetHit>, bar: Bar) -> Option<TargetHit> {
+            pairs
+                .filter(|p| bar.admits(p.hit.score))
+                .min_by(rank_target)
+        }
+        match known {
+            Known::Sources(hits) => {
+                let rows: Vec<u64> = hits.iter().map(|h| h.row).collect();
+                let pairs = hits.iter().zip(self.target_scores(item, &rows)).map(
+                    |(h, (target, reference))| TargetHit {
+                        hit: Hit {
+                            score: min_score(h.score, target),
+                            row: h.row,
+                        },
+                        reference,
+                    },
+                );
+                best(pairs, bar)
+            }
+            Known::Targets(hits) => {
+                let rows: Vec<u64> = hits.iter().map(|t| t.hit.row).collect();
+                let pairs = hits
+                    .iter()
+                    .zip(self.source_scores(item, &rows))
+                    .map(|(t, source)| TargetHit {
+                        hit: Hit {
+                            score: min_score(source, t.hit.score),
+                            row: t.hit.row,
+                        },
+                        reference: t.reference,
+                    });
+                best(pairs, bar)
+            }
+        }
     }
 
     /// The exposure of one item to the rows of this block.
@@ -129,21 +142,28 @@ impl Block<'_> {
         source: &[Hit],
         target: &[TargetHit],
         scratch: &mut Scratch,
-    ) -> Option<Hit> {
+    ) -> Option<TargetHit> {
         if item.references.is_empty() {
             return None;
         }
-        let target_best: Vec<Hit> = target.iter().take(1).map(|t| t.hit).collect();
         let seeds = [
-            self.best_pair(item, &source[..source.len().min(1)], true, Bar::OPEN),
-            self.best_pair(item, &target_best, false, Bar::OPEN),
+            self.best_pair(
+                item,
+                Known::Sources(&source[..source.len().min(1)]),
+                Bar::OPEN,
+            ),
+            self.best_pair(
+                item,
+                Known::Targets(&target[..target.len().min(1)]),
+                Bar::OPEN,
+            ),
         ];
         // The best pair is at least the seed's; with a seed of 0, look for any
         // positive pair, else every pair scores 0 and the first row wins.
-        let seed = seeds.into_iter().flatten().min_by(Hit::rank);
-        let zero_fill = seed.is_none_or(|s| s.score.overlap == 0);
+        let seed = seeds.into_iter().flatten().min_by(rank_target);
+        let zero_fill = seed.is_none_or(|s| s.hit.score.overlap == 0);
         let bar = match seed {
-            Some(s) if !zero_fill => Bar::at_least(s.score),
+            Some(s) if !zero_fill => Bar::at_least(s.hit.score),
             _ => Bar::above(Score::ZERO),
         };
         let source_cost = prefix_cost(self.source, &item.source, bar);
@@ -154,7 +174,7 @@ impl Block<'_> {
             .sum();
         let found = if source_cost <= target_cost {
             let known = search(self.source, &item.source, Limit::All, bar, scratch);
-            self.best_pair(item, &known, true, bar)
+            self.best_pair(item, Known::Sources(&known), bar)
         } else {
             // Rows reaching the bar on some reference, with their best target score.
             let mut rows: Vec<u64> = Vec::new();
@@ -167,19 +187,23 @@ impl Block<'_> {
             }
             rows.sort_unstable();
             rows.dedup();
-            let known: Vec<Hit> = rows
+            let known: Vec<TargetHit> = rows
                 .iter()
                 .zip(self.target_scores(item, &rows))
-                .map(|(&row, (score, _))| Hit { score, row })
+                .map(|(&row, (score, reference))| TargetHit {
+                    hit: Hit { score, row },
+                    reference,
+                })
                 .collect();
-            self.best_pair(item, &known, false, bar)
+            self.best_pair(item, Known::Targets(&known), bar)
         };
         match (found, zero_fill) {
             (Some(h), _) => Some(h),
             (None, true) => {
                 let first = self.source.row_base;
                 let score = self.source_scores(item, &[first])[0];
-                self.best_pair(item, &[Hit { score, row: first }], true, Bar::OPEN)
+                let known = [Hit { score, row: first }];
+                self.best_pair(item, Known::Sources(&known), Bar::OPEN)
             }
             (None, false) => None,
         }

@@ -174,9 +174,15 @@ impl StreamingAudit {
                 }
             }
             if e.pair.is_none() {
-                e.pair = self.head.first().map(|h| Hit {
-                    score: min_score(source_score(i, h), target_score(i, h).0),
-                    row: h.row,
+                e.pair = self.head.first().map(|h| {
+                    let (target, reference) = target_score(i, h);
+                    TargetHit {
+                        hit: Hit {
+                            score: min_score(source_score(i, h), target),
+                            row: h.row,
+                        },
+                        reference,
+                    }
                 });
             }
         }

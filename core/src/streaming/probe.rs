@@ -1,7 +1,8 @@
 //! Probing: one thread's pass over a run of a block's training rows. Each
 //! row probes the prefix indexes with its grams; the test texts it reaches
 //! are checked by an upper bound ([`Marks`]), scored exactly and offered to
-//! the item's top-k lists and pair, each against its bar: the higher of the
+//! the item's top-k lists and pair (with its target's best reference), each
+//! against its bar: the higher of the
 //! item's bar before the block and the bar of what this run has found. In a
 //! block that counts overlaps ([`BlockIndex::overlaps`]), a row instead
 //! counts its exact overlap with every text ([`OverlapCounter`]) and offers
@@ -79,7 +80,7 @@ pub(crate) fn bars(e: &Exposure, k: usize) -> [Bar; 3] {
         Bar::after(&e.source, k),
         target,
         e.pair
-            .map_or(Bar::above(Score::ZERO), |h| Bar::above(h.score)),
+            .map_or(Bar::above(Score::ZERO), |p| Bar::above(p.hit.score)),
     ]
 }
 
@@ -225,15 +226,15 @@ impl<'a> Probe<'a> {
             changed = true;
         }
         if !self.test.items[i].references.is_empty() && self.pair_bar(i).admits(source) {
-            let target = self
-                .test
-                .target_score(i, target_size, |slot| {
-                    self.reference_shared(references, slot, target_size)
-                })
-                .0;
+            let (target, reference) = self.test.target_score(i, target_size, |slot| {
+                self.reference_shared(references, slot, target_size)
+            });
             let pair = min_score(source, target);
             if self.pair_bar(i).admits(pair) {
-                self.found[i].pair = Some(Hit { score: pair, row });
+                self.found[i].pair = Some(TargetHit {
+                    hit: Hit { score: pair, row },
+                    reference,
+                });
                 changed = true;
             }
         }
