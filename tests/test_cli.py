@@ -603,3 +603,46 @@ print(sorted(m for m in ("sacrebleu", "tame_mt_metric.report.html") if m in sys.
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
     assert "tame-mt-metric: error:" in run.stderr
+
+
+def test_version_names_the_package_its_core_sacrebleu_and_python() -> None:
+    import sacrebleu
+
+    out = cli("--version").stdout.splitlines()
+    assert out[0] == "tame-mt-metric 0.1.0"
+    assert out[1].startswith("tame-mt-core ")
+    assert out[2] == f"sacrebleu {sacrebleu.__version__}"
+    assert out[3] == f"CPython {sys.version.split()[0]}"
+
+
+def test_a_mistyped_option_names_the_nearest_one(files: dict[str, Path]) -> None:
+    # --hpy for --hyp: argparse would print the whole usage for the missing --hyp.
+    test: list[str | Path] = ["--test-src", files["test_src"], "--ref", files["ref"]]
+    test += ["--hpy", files["hyp"]]
+    done = cli("score", *_train(files), *test, check=2)
+    assert done.stderr == (
+        "tame-mt-metric score: error: unknown option --hpy; did you mean --hyp? "
+        "(tame-mt-metric score --help lists its options)\n"
+    )
+    nested = cli("flores", "eval", "--slice", check=2).stderr
+    assert "tame-mt-metric flores eval: error: unknown option --slice; did you mean --split?" in (
+        nested
+    )
+    # A prefix argparse resolves is no unknown option: argparse reads it as --hyp.
+    prefix = cli("score", *_train(files), "--hy", check=2).stderr
+    assert "unknown option" not in prefix and "argument --hyp: expected one argument" in prefix
+
+
+def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
+    for args in (["doctor"], ["--version"]):
+        with subprocess.Popen(
+            [sys.executable, "-m", "tame_mt_metric", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.close()  # ``| head`` that has read all it wanted
+            err = proc.stderr.read()
+            assert proc.wait(timeout=120) == 141, err
+        assert err == ""
