@@ -646,3 +646,32 @@ def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
             err = proc.stderr.read()
             assert proc.wait(timeout=120) == 141, err
         assert err == ""
+
+
+def test_errors_speak_the_command_lines_words(files: dict[str, Path]) -> None:
+    test: list[str | Path] = ["--test-src", files["test_src"], "--hyp", files["hyp"]]
+    folder = cli("score", *_train(files), *test, "--ref", ".", check=1).stderr
+    assert folder == "tame-mt-metric: error: --ref .: a folder, not a file\n"
+    far: list[str | Path] = ["--ref", files["ref"], "--far-threshold", "1.5"]
+    wide = cli("score", *_train(files), *test, *far, check=2).stderr
+    assert wide == "tame-mt-metric: error: --far-threshold: must lie in [0, 1], got 1.5\n"
+    crossed = cli("score", *_train(files), *test, *far[:3], "0.8", check=2).stderr
+    assert crossed == "tame-mt-metric: error: --far-threshold 0.80 exceeds --near-threshold 0.70\n"
+    whole = files["train_src"].read_bytes()
+    cut = files["root"] / "cut.sw.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    train: list[str | Path] = ["--train-src", cut, "--train-tgt", files["train_tgt"]]
+    truncated = cli("score", *train, *test, "--ref", files["ref"], check=1).stderr
+    assert truncated.startswith(
+        f"tame-mt-metric: error: --train-src {cut}: a truncated gzip file: it ends after line "
+    )
+
+
+def test_the_flores_model_message_names_the_option(tmp_path: Path) -> None:
+    model = tmp_path / "spm_model" / "flores200.model"
+    done = cli(
+        "flores", "eval", "--flores", SLICE, "--outputs", tmp_path, "--spm-model", model, check=1
+    )
+    assert f"{model} does not exist (given by --spm-model)" in done.stderr
+    assert "give its path with the --spm-model option" in done.stderr
+    assert "spm_model option" not in done.stderr and "by spm_model" not in done.stderr

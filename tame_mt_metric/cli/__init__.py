@@ -15,10 +15,12 @@ import gc
 import importlib
 import os
 import platform
+import re
 import sys
 import traceback
 from collections.abc import Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from tame_mt_metric._version import __version__
@@ -131,6 +133,53 @@ def _subcommand(parser: argparse.ArgumentParser, word: str) -> argparse.Argument
     return None
 
 
+def _command_parser(
+    parser: argparse.ArgumentParser, words: Sequence[str]
+) -> argparse.ArgumentParser:
+    """The parser of the (sub)command that ``words`` run."""
+    current = parser
+    for word in words:
+        if word == "--":
+            break
+        if not word.startswith("-"):
+            current = _subcommand(current, word) or current
+    return current
+
+
+def _in_option_words(message: str, parser: argparse.ArgumentParser) -> str:
+    """An error of the Python API in the command line's words: a setting's Python
+    name (``far_threshold``, ``spm_model``) becomes its option (``--far-threshold``)
+    where it opens the message or, holding an underscore, stands as a word."""
+    for action in parser._actions:
+        option = next((o for o in action.option_strings if o.startswith("--")), None)
+        if option is None or option[2:].replace("-", "_") != action.dest:
+            continue
+        name = re.escape(action.dest)
+        if "_" in action.dest:
+            message = re.sub(rf"(?<![\w./-]){name}(?![\w./-])", option, message)
+        else:
+            message = re.sub(rf"\A{name}(?=:)", option, message)
+    return message
+
+
+def _in_user_words(message: str, args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """``message`` in the command line's words: the Python names of settings
+    become options, and a message that opens with a path given to one option
+    (``.: a folder, not a file``) names that option (``--ref .: ...``)."""
+    message = _in_option_words(message, parser)
+    given: dict[str, list[str]] = {}
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        option = next((o for o in action.option_strings if o.startswith("--")), None)
+        for item in value if isinstance(value, list) else [value]:
+            if option is not None and isinstance(item, Path):
+                given.setdefault(str(item), []).append(option)
+    for path, options in sorted(given.items(), key=lambda item: -len(item[0])):
+        if message.startswith(f"{path}:") and len(set(options)) == 1:
+            return f"{options[0]} {message}"
+    return message
+
+
 def _check_option_names(parser: argparse.ArgumentParser, words: Sequence[str]) -> None:
     """An unknown ``--option`` is a one-line usage error that names the nearest
     option of its command (``--hpy``: did you mean ``--hyp``?), before argparse
@@ -140,8 +189,7 @@ def _check_option_names(parser: argparse.ArgumentParser, words: Sequence[str]) -
         if word == "--":
             return
         if not word.startswith("--"):
-            below = _subcommand(current, word)
-            current = below or current
+            current = _subcommand(current, word) or current
             continue
         name = word.partition("=")[0]
         known = [o for o in current._option_string_actions if o.startswith("--")]
@@ -161,6 +209,7 @@ def _run(argv: list[str] | None) -> int:
     parser = build_parser(words[0] if words else None)
     _check_option_names(parser, words)
     args = parser.parse_args(argv)
+    command = _command_parser(parser, words)
     try:
         if getattr(args, "max_line_bytes", None) is not None:
             os.environ[LINE_LIMIT_ENV] = str(args.max_line_bytes)
@@ -175,11 +224,11 @@ def _run(argv: list[str] | None) -> int:
     except InvalidOptionError as exc:
         if args.verbose:
             traceback.print_exc()
-        parser.exit(2, f"tame-mt-metric: error: {exc}\n")
+        parser.exit(2, f"tame-mt-metric: error: {_in_user_words(str(exc), args, command)}\n")
     except (TameError, OSError) as exc:
         if args.verbose:
             traceback.print_exc()
-        print(f"tame-mt-metric: error: {exc}", file=sys.stderr)
+        print(f"tame-mt-metric: error: {_in_user_words(str(exc), args, command)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("tame-mt-metric: interrupted", file=sys.stderr)
