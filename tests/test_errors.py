@@ -166,7 +166,7 @@ def test_thresholds_are_numbers_in_the_unit_interval(bad: object) -> None:
 def test_a_threshold_out_of_range_is_written_as_a_number() -> None:
     for given, shown in ((Fraction(3, 2), "1.5"), (Fraction(4, 3), "4/3"), (1.25, "1.25")):
         with pytest.raises(InvalidOptionError) as caught:
-            TameConfig(far_threshold=given)
+            TameConfig(far_threshold=given)  # type: ignore[arg-type]
         assert str(caught.value) == f"far_threshold: must lie in [0, 1], got {shown}"
 
 
