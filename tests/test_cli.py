@@ -675,3 +675,22 @@ def test_the_flores_model_message_names_the_option(tmp_path: Path) -> None:
     assert f"{model} does not exist (given by --spm-model)" in done.stderr
     assert "give its path with the --spm-model option" in done.stderr
     assert "spm_model option" not in done.stderr and "by spm_model" not in done.stderr
+
+
+def test_toxicity_takes_a_bibliographic_language_code(tmp_path: Path) -> None:
+    src = _write(tmp_path / "src.en", ["Good day.", "You fool."])
+    hyp = _write(tmp_path / "hyp.de", ["Guten Tag, Idiot.", "Du Narr."])
+    args: list[str | Path] = [
+        "toxicity",
+        "--src",
+        src,
+        "--hyp",
+        hyp,
+        "--source-lang",
+        "en",
+        "--target-lang",
+    ]
+    done = cli(*args, "ger")
+    assert "added toxicity: 1 of 2 segments (50.00%)" in done.stdout
+    named = cli(*args, "German", check=2).stderr
+    assert "--target-lang: 'German' is not a language code" in named and "'deu_Latn'" in named
