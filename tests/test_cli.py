@@ -172,7 +172,7 @@ def test_cached_scoring_refuses_other_settings_or_references(files: dict[str, Pa
     base: list[str | Path] = ["score-cached", "--segment-in", out / "refuse.jsonl"]
     base += ["--hyp", files["hyp"]]
     done = cli(*base, "--ref", files["ref"], "--near-threshold", "0.8", check=1)
-    assert "made with other settings (near_threshold: 0.7 there, 0.8 now)" in done.stderr
+    assert "made with other settings (--near-threshold: 0.7 there, 0.8 now)" in done.stderr
     other_refs = _write(out / "other.zu", [f"x {i}" for i in range(60)])
     assert "made with other references" in cli(*base, "--ref", other_refs, check=1).stderr
     meta = out / "refuse.jsonl.meta.json"
@@ -256,7 +256,7 @@ def test_tm_baseline(files: dict[str, Path]) -> None:
 
 def test_usage_and_data_errors(files: dict[str, Path]) -> None:
     assert (
-        "far_threshold: must lie in [0, 1]"
+        "--far-threshold: must lie in [0, 1], got 1.2"
         in cli("score", *_train(files), *_test(files), "--far-threshold", "1.2", check=2).stderr
     )
     assert (
@@ -694,3 +694,83 @@ def test_toxicity_takes_a_bibliographic_language_code(tmp_path: Path) -> None:
     assert "added toxicity: 1 of 2 segments (50.00%)" in done.stdout
     named = cli(*args, "German", check=2).stderr
     assert "--target-lang: 'German' is not a language code" in named and "'deu_Latn'" in named
+
+
+def _human(files: dict[str, Path], **options: Any) -> tuple[str, Any]:
+    from tame_mt_metric.cli.human import render_report
+    from tame_mt_metric.retrieval.inputs import read_lines
+
+    train = TrainingCorpus(read_lines(files["train_src"]), read_lines(files["train_tgt"]))
+    config = TameConfig.from_options(n_bootstrap=0, **options)
+    refs, hyps = read_lines(files["ref"]), read_lines(files["hyp"])
+    report = score_tame(train, hyps, refs, read_lines(files["test_src"]), config).report
+    return render_report(report), report
+
+
+def test_the_text_report_names_chrf_by_its_word_order_and_once_per_number(
+    files: dict[str, Path],
+) -> None:
+    from tame_mt_metric.report.labels import exposure_text, rate_text, score_text
+
+    text, report = _human(files, metrics=("bleu", "chrf", "chrf++", "chrf++_avg"))
+    quality = text.split("\n\n")[0].splitlines()
+    assert report.system["chrf"] == report.system["chrf++"]  # one number, two keys
+    labels = [line.split("  ")[1] for line in quality[3:]]
+    assert labels == ["BLEU", "chrF++ (chrf = chrf++)", "chrF++ (sentence mean)"]
+    chrf_row = quality[4].split()
+    expected = [report.system["chrf"], report.tm["chrf"], report.delta_tm["chrf"]]
+    assert chrf_row[-3:] == [score_text(v) for v in expected]
+    assert " chrf " not in text and " chrf++ " not in text  # JSON keys only in the merged label
+    source = report.summary.source
+    assert f"mean {exposure_text(source.mean):>6}   exact overlap" in text
+    assert f"{'PairLeak@0.70':<16} {rate_text(report.summary.pair_leak['0.70']):>8}" in text
+    # chrF at word order 0 is chrF2: another number, its own row, beside chrF++.
+    text, report = _human(files, metrics=("chrf", "chrf++"), chrf_word_order=0)
+    assert report.system["chrf"] != report.system["chrf++"]
+    rows = [line.split()[0] for line in text.split("\n\n")[0].splitlines()[3:]]
+    assert rows == ["chrF2", "chrF++"]
+    assert "TM-chrF2" in text and "TM-chrF++" in text
+
+
+def test_the_comparison_table_names_chrf_by_its_word_order(files: dict[str, Path]) -> None:
+    from tame_mt_metric.cli.compare_command import render_comparison
+    from tame_mt_metric.report.labels import score_text
+    from tame_mt_metric.report.significance import compare
+    from tame_mt_metric.retrieval.inputs import read_lines
+
+    train = TrainingCorpus(read_lines(files["train_src"]), read_lines(files["train_tgt"]))
+    hyps = {"a": read_lines(files["hyp"]), "b": read_lines(files["hyp_b"])}
+    found = compare(
+        hyps,
+        [[r] for r in read_lines(files["ref"])],
+        read_lines(files["test_src"]),
+        train,
+        "a",
+        n_samples=20,
+        metrics=("bleu", "chrf", "chrf++"),
+        n_bootstrap=0,
+    )
+    lines = render_comparison(found).splitlines()
+    whole = [line for line in lines if line.startswith("  whole ")]
+    assert [line.split()[2] for line in whole] == ["BLEU", "chrF++"] * 3
+    assert all("(chrf = chrf++)" in line for line in whole[1::2])
+    b = found.whole["b"]["chrf"]
+    interval = f"[{score_text(b.ci_low)}, {score_text(b.ci_high)}]"
+    assert whole[3].split()[6:9] == [score_text(b.score), *interval.split()]
+
+
+def test_the_demo_writes_exposures_rates_and_scores_as_the_reports_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import re
+
+    from tame_mt_metric.demo import main as demo
+
+    demo([])
+    out = capsys.readouterr().out
+    for side in ("source", "target", "pair"):
+        assert re.search(rf"^  {side} exposure \(mean\) +0\.\d{{3}}$", out, re.M), out
+        assert re.search(rf"^  {side} exact overlap +\d+\.\d\d%$", out, re.M), out
+    assert re.search(r"^  PairLeak@0\.70 +\d+\.\d\d%$", out, re.M), out
+    assert re.search(r"^    far +\d+ +\d+\.\d\d%$", out, re.M), out
+    assert re.search(r"^    TM-BLEU +\d+\.\d\d    TM-chrF\+\+ +\d+\.\d\d$", out, re.M), out
