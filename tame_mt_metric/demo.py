@@ -1,6 +1,7 @@
 """The main job on the bundled real example: an exposure audit of Swahili ->
 Zulu Bible verses (Luke) against a training corpus (Matthew, Mark, John,
-Acts), with the translation-memory baseline's BLEU/chrF.
+Acts), with the translation-memory baseline's BLEU and chrF++. Scores and numbers
+are named and written as on every human surface (``report.labels``).
 
     python -m tame_mt_metric.demo [--strategy indexed|streaming] [--threads N]
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.exposure_summary import summarize
+from tame_mt_metric.report.labels import exposure_text, metric_label, rate_text, score_text
 from tame_mt_metric.report.scores import Scorers
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.retrieval.config import STRATEGIES
@@ -54,25 +56,28 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  training pairs {len(data['train_sources']):>8,}   test items {summary.items:>6,}")
     print(f"  retrieval      {exposures.strategy} (exact), {seconds:.2f} s")
     print()
-    rows = [
-        ("source exposure (mean)", summary.source.mean),
-        ("target exposure (mean)", summary.target.mean),
-        ("pair exposure (mean)", summary.pair.mean),
-        ("source exact overlap", summary.source.exact_overlap),
-        ("target exact overlap", summary.target.exact_overlap),
-        ("pair exact overlap", summary.pair.exact_overlap),
-        *((f"PairLeak@{t}", v) for t, v in summary.pair_leak.items()),
+    exposures_and_rates = [
+        ("source exposure (mean)", exposure_text(summary.source.mean)),
+        ("target exposure (mean)", exposure_text(summary.target.mean)),
+        ("pair exposure (mean)", exposure_text(summary.pair.mean)),
+        ("source exact overlap", rate_text(summary.source.exact_overlap)),
+        ("target exact overlap", rate_text(summary.target.exact_overlap)),
+        ("pair exact overlap", rate_text(summary.pair.exact_overlap)),
+        *((f"PairLeak@{t}", rate_text(v)) for t, v in summary.pair_leak.items()),
     ]
-    for name, value in rows:
-        print(f"  {name:<24} {100 * value:7.2f}%")
+    for name, value in exposures_and_rates:
+        print(f"  {name:<24} {value:>8}")
     print()
     print("  exposure bins (by source exposure)")
     for name, count in summary.bins.items():
-        share = 100 * count / summary.items
-        print(f"    {name:<14} {count:>6}  {share:6.2f}%")
+        print(f"    {name:<14} {count:>6}  {rate_text(count / summary.items):>7}")
     print()
     print("  translation-memory baseline (nearest training source's target)")
-    print(f"    TM-BLEU {tm['bleu']:6.2f}    TM-chrF++ {tm['chrf']:6.2f}")
+    scores = (
+        f"TM-{metric_label(m, config.chrf_word_order)} {score_text(tm[m]):>6}"
+        for m in config.metrics
+    )
+    print("    " + "    ".join(scores))
     print()
     print(f"  signature: {config.retrieval.signature()}")
 

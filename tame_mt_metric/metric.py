@@ -18,7 +18,10 @@ from tame_mt_metric.report.pipeline import check_test_set, score_tame
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream, training_corpus
 from tame_mt_metric.retrieval.inputs import check_aligned, check_texts
 
-__all__ = ["TameMT"]
+__all__ = ["HOMEPAGE", "LICENSE", "TameMT"]
+
+HOMEPAGE = "https://pypi.org/project/tame-mt-metric/"
+LICENSE = "MIT"
 
 _CITATION = """\
 @software{tame_mt_2026,
@@ -87,6 +90,14 @@ Returns:
     source/target/pair_exact_rate, pair_leak@<t> per leak threshold, far_bleu,
     far_chrf, gen_gap_bleu, gen_gap_chrf, bin/<bin>/{count,bleu,chrf,tm_bleu,tm_chrf}
     for the bins source_exact, near, medium and far; and signature.
+
+    ``chrf`` is chrF with word n-grams up to ``chrf_word_order``: chrF++ by
+    default (word order 2, the TAME-MT spec's default), while sacrebleu's
+    ``chrf`` (``sacrebleu -m chrf``, ``CHRF()``) and evaluate's ``chrf``
+    default to chrF2 (characters only, word order 0) and so give another
+    number (usually a little higher); ``chrf_word_order=0`` gives theirs. The word order
+    is in the signature (``nw:`` of the chrf piece), and human reports name
+    the score chrF++ or chrF2 accordingly.
 
 Examples:
     >>> import tame_mt_metric
@@ -192,6 +203,8 @@ class TameMT(evaluate.Metric):  # type: ignore[misc]
                 datasets.Features({"predictions": string, "references": string, **sources}),
             ],
             reference_urls=["https://github.com/hunterschep/TAME-MT"],
+            homepage=HOMEPAGE,
+            license=LICENSE,
         )
 
     def _loaded_sources(self, given: object, count: int, start: int) -> list[str]:

@@ -192,7 +192,7 @@ def test_cached_scoring_refuses_other_settings_or_references(files: dict[str, Pa
     base: list[str | Path] = ["score-cached", "--segment-in", out / "refuse.jsonl"]
     base += ["--hyp", files["hyp"]]
     done = cli(*base, "--ref", files["ref"], "--near-threshold", "0.8", check=1)
-    assert "made with other settings (near_threshold: 0.7 there, 0.8 now)" in done.stderr
+    assert "made with other settings (--near-threshold: 0.7 there, 0.8 now)" in done.stderr
     other_refs = _write(out / "other.zu", [f"x {i}" for i in range(60)])
     assert "made with other references" in cli(*base, "--ref", other_refs, check=1).stderr
     meta = out / "refuse.jsonl.meta.json"
@@ -336,7 +336,7 @@ def test_score_cached_checks_the_num_train_given(files: dict[str, Path]) -> None
 
 def test_usage_and_data_errors(files: dict[str, Path]) -> None:
     assert (
-        "far_threshold: must lie in [0, 1]"
+        "--far-threshold: must lie in [0, 1], got 1.2"
         in cli("score", *_train(files), *_test(files), "--far-threshold", "1.2", check=2).stderr
     )
     assert (
@@ -724,3 +724,174 @@ print(sorted(m for m in ("sacrebleu", "tame_mt_metric.report.html") if m in sys.
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
     assert "tame-mt-metric: error:" in run.stderr
+
+
+def test_version_names_the_package_its_core_sacrebleu_and_python() -> None:
+    import sacrebleu
+
+    out = cli("--version").stdout.splitlines()
+    assert out[0] == "tame-mt-metric 0.1.0"
+    assert out[1].startswith("tame-mt-core ")
+    assert out[2] == f"sacrebleu {sacrebleu.__version__}"
+    assert out[3] == f"CPython {sys.version.split()[0]}"
+
+
+def test_a_mistyped_option_names_the_nearest_one(files: dict[str, Path]) -> None:
+    # --hpy for --hyp: argparse would print the whole usage for the missing --hyp.
+    test: list[str | Path] = ["--test-src", files["test_src"], "--ref", files["ref"]]
+    test += ["--hpy", files["hyp"]]
+    done = cli("score", *_train(files), *test, check=2)
+    assert done.stderr == (
+        "tame-mt-metric score: error: unknown option --hpy; did you mean --hyp? "
+        "(tame-mt-metric score --help lists its options)\n"
+    )
+    nested = cli("flores", "eval", "--slice", check=2).stderr
+    assert "tame-mt-metric flores eval: error: unknown option --slice; did you mean --split?" in (
+        nested
+    )
+    # A prefix argparse resolves is no unknown option: argparse reads it as --hyp.
+    prefix = cli("score", *_train(files), "--hy", check=2).stderr
+    assert "unknown option" not in prefix and "argument --hyp: expected one argument" in prefix
+
+
+def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
+    for args in (["doctor"], ["--version"]):
+        with subprocess.Popen(
+            [sys.executable, "-m", "tame_mt_metric", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.close()  # ``| head`` that has read all it wanted
+            err = proc.stderr.read()
+            assert proc.wait(timeout=120) == 141, err
+        assert err == ""
+
+
+def test_errors_speak_the_command_lines_words(files: dict[str, Path]) -> None:
+    test: list[str | Path] = ["--test-src", files["test_src"], "--hyp", files["hyp"]]
+    folder = cli("score", *_train(files), *test, "--ref", ".", check=1).stderr
+    assert folder == "tame-mt-metric: error: --ref .: a folder, not a file\n"
+    far: list[str | Path] = ["--ref", files["ref"], "--far-threshold", "1.5"]
+    wide = cli("score", *_train(files), *test, *far, check=2).stderr
+    assert wide == "tame-mt-metric: error: --far-threshold: must lie in [0, 1], got 1.5\n"
+    crossed = cli("score", *_train(files), *test, *far[:3], "0.8", check=2).stderr
+    assert crossed == "tame-mt-metric: error: --far-threshold 0.80 exceeds --near-threshold 0.70\n"
+    whole = files["train_src"].read_bytes()
+    cut = files["root"] / "cut.sw.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    train: list[str | Path] = ["--train-src", cut, "--train-tgt", files["train_tgt"]]
+    truncated = cli("score", *train, *test, "--ref", files["ref"], check=1).stderr
+    assert truncated.startswith(
+        f"tame-mt-metric: error: --train-src {cut}: a truncated gzip file: it ends after line "
+    )
+
+
+def test_the_flores_model_message_names_the_option(tmp_path: Path) -> None:
+    model = tmp_path / "spm_model" / "flores200.model"
+    done = cli(
+        "flores", "eval", "--flores", SLICE, "--outputs", tmp_path, "--spm-model", model, check=1
+    )
+    assert f"{model} does not exist (given by --spm-model)" in done.stderr
+    assert "give its path with the --spm-model option" in done.stderr
+    assert "spm_model option" not in done.stderr and "by spm_model" not in done.stderr
+
+
+def test_toxicity_takes_a_bibliographic_language_code(tmp_path: Path) -> None:
+    src = _write(tmp_path / "src.en", ["Good day.", "You fool."])
+    hyp = _write(tmp_path / "hyp.de", ["Guten Tag, Idiot.", "Du Narr."])
+    args: list[str | Path] = [
+        "toxicity",
+        "--src",
+        src,
+        "--hyp",
+        hyp,
+        "--source-lang",
+        "en",
+        "--target-lang",
+    ]
+    done = cli(*args, "ger")
+    assert "added toxicity: 1 of 2 segments (50.00%)" in done.stdout
+    named = cli(*args, "German", check=2).stderr
+    assert "--target-lang: 'German' is not a language code" in named and "'deu_Latn'" in named
+
+
+def _human(files: dict[str, Path], **options: Any) -> tuple[str, Any]:
+    from tame_mt_metric.cli.human import render_report
+    from tame_mt_metric.retrieval.inputs import read_lines
+
+    train = TrainingCorpus(read_lines(files["train_src"]), read_lines(files["train_tgt"]))
+    config = TameConfig.from_options(n_bootstrap=0, **options)
+    refs, hyps = read_lines(files["ref"]), read_lines(files["hyp"])
+    report = score_tame(train, hyps, refs, read_lines(files["test_src"]), config).report
+    return render_report(report), report
+
+
+def test_the_text_report_names_chrf_by_its_word_order_and_once_per_number(
+    files: dict[str, Path],
+) -> None:
+    from tame_mt_metric.report.labels import exposure_text, rate_text, score_text
+
+    text, report = _human(files, metrics=("bleu", "chrf", "chrf++", "chrf++_avg"))
+    quality = text.split("\n\n")[0].splitlines()
+    assert report.system["chrf"] == report.system["chrf++"]  # one number, two keys
+    labels = [line.split("  ")[1] for line in quality[3:]]
+    assert labels == ["BLEU", "chrF++ (chrf = chrf++)", "chrF++ (sentence mean)"]
+    chrf_row = quality[4].split()
+    expected = [report.system["chrf"], report.tm["chrf"], report.delta_tm["chrf"]]
+    assert chrf_row[-3:] == [score_text(v) for v in expected]
+    assert " chrf " not in text and " chrf++ " not in text  # JSON keys only in the merged label
+    source = report.summary.source
+    assert f"mean {exposure_text(source.mean):>6}   exact overlap" in text
+    assert f"{'PairLeak@0.70':<16} {rate_text(report.summary.pair_leak['0.70']):>8}" in text
+    # chrF at word order 0 is chrF2: another number, its own row, beside chrF++.
+    text, report = _human(files, metrics=("chrf", "chrf++"), chrf_word_order=0)
+    assert report.system["chrf"] != report.system["chrf++"]
+    rows = [line.split()[0] for line in text.split("\n\n")[0].splitlines()[3:]]
+    assert rows == ["chrF2", "chrF++"]
+    assert "TM-chrF2" in text and "TM-chrF++" in text
+
+
+def test_the_comparison_table_names_chrf_by_its_word_order(files: dict[str, Path]) -> None:
+    from tame_mt_metric.cli.compare_command import render_comparison
+    from tame_mt_metric.report.labels import score_text
+    from tame_mt_metric.report.significance import compare
+    from tame_mt_metric.retrieval.inputs import read_lines
+
+    train = TrainingCorpus(read_lines(files["train_src"]), read_lines(files["train_tgt"]))
+    hyps = {"a": read_lines(files["hyp"]), "b": read_lines(files["hyp_b"])}
+    found = compare(
+        hyps,
+        [[r] for r in read_lines(files["ref"])],
+        read_lines(files["test_src"]),
+        train,
+        "a",
+        n_samples=20,
+        metrics=("bleu", "chrf", "chrf++"),
+        n_bootstrap=0,
+    )
+    lines = render_comparison(found).splitlines()
+    whole = [line for line in lines if line.startswith("  whole ")]
+    assert [line.split()[2] for line in whole] == ["BLEU", "chrF++"] * 3
+    assert all("(chrf = chrf++)" in line for line in whole[1::2])
+    b = found.whole["b"]["chrf"]
+    interval = f"[{score_text(b.ci_low)}, {score_text(b.ci_high)}]"
+    assert whole[3].split()[6:9] == [score_text(b.score), *interval.split()]
+
+
+def test_the_demo_writes_exposures_rates_and_scores_as_the_reports_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import re
+
+    from tame_mt_metric.demo import main as demo
+
+    demo([])
+    out = capsys.readouterr().out
+    for side in ("source", "target", "pair"):
+        assert re.search(rf"^  {side} exposure \(mean\) +0\.\d{{3}}$", out, re.M), out
+        assert re.search(rf"^  {side} exact overlap +\d+\.\d\d%$", out, re.M), out
+    assert re.search(r"^  PairLeak@0\.70 +\d+\.\d\d%$", out, re.M), out
+    assert re.search(r"^    far +\d+ +\d+\.\d\d%$", out, re.M), out
+    assert re.search(r"^    TM-BLEU +\d+\.\d\d    TM-chrF\+\+ +\d+\.\d\d$", out, re.M), out

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import math
+import re
+import zlib
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from tame_mt_metric import (
 )
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.retrieval.inputs import read_lines
+from tame_mt_metric.retrieval.text_files import TextFiles
 
 
 def test_errors_are_value_errors_of_the_package() -> None:
@@ -160,6 +163,13 @@ def test_thresholds_are_numbers_in_the_unit_interval(bad: object) -> None:
         TameConfig(far_threshold=bad)  # type: ignore[arg-type]
 
 
+def test_a_threshold_out_of_range_is_written_as_a_number() -> None:
+    for given, shown in ((Fraction(3, 2), "1.5"), (Fraction(4, 3), "4/3"), (1.25, "1.25")):
+        with pytest.raises(InvalidOptionError) as caught:
+            TameConfig(far_threshold=given)  # type: ignore[arg-type]
+        assert str(caught.value) == f"far_threshold: must lie in [0, 1], got {shown}"
+
+
 def test_a_string_of_thresholds_is_refused() -> None:
     with pytest.raises(InvalidOptionError, match="leak_thresholds: expected a non-empty list"):
         TameConfig(leak_thresholds="0.5,0.9")  # type: ignore[arg-type]
@@ -184,15 +194,40 @@ def test_retrieval_settings_of_another_type_are_refused() -> None:
         TrainingIndex.build(["a"], ["b"], "streaming")  # type: ignore[arg-type]
 
 
-def test_gzip_damage_names_the_file(tmp_path: Path) -> None:
-    whole = gzip.compress("".join(f"line {i}\n" for i in range(2000)).encode())
-    truncated, plain = tmp_path / "truncated.gz", tmp_path / "plain.gz"
+def _whole_lines_of(data: bytes) -> int:
+    """The whole lines in the decompressible prefix of a damaged gzip stream."""
+    out = zlib.decompressobj(wbits=31).decompress(data)
+    return out.count(b"\n")
+
+
+def test_gzip_damage_names_the_file_what_is_wrong_and_the_last_whole_line(
+    tmp_path: Path,
+) -> None:
+    whole = gzip.compress("".join(f"line {i}\n" for i in range(200_000)).encode())
+    truncated, plain, tiny = tmp_path / "truncated.gz", tmp_path / "plain.gz", tmp_path / "t.gz"
     truncated.write_bytes(whole[: len(whole) // 2])
     plain.write_text("Mhello\n", encoding="utf-8")
-    with pytest.raises(InputTextError, match=rf"{truncated}:\d+: not a readable gzip file"):
+    tiny.write_bytes(whole[:12])
+    reached = _whole_lines_of(truncated.read_bytes())
+    assert reached > 1000
+    cut = (
+        f"{truncated}: a truncated gzip file: it ends after line {reached:,}, before gzip's "
+        "end-of-stream marker"
+    )
+    with pytest.raises(InputTextError, match=re.escape(cut)):
         read_lines(truncated)
-    with pytest.raises(InputTextError, match=rf"{plain}:1: not a readable gzip file"):
+    # A training corpus is read in blocks of megabytes: the same file, the same line.
+    with pytest.raises(InputTextError, match=re.escape(cut)):
+        TextFiles(truncated, truncated).num_rows  # noqa: B018
+    with pytest.raises(InputTextError, match=r"t\.gz: a truncated gzip file: it ends within its"):
+        read_lines(tiny)
+    with pytest.raises(InputTextError, match=rf"{plain}: not a gzip file, though its name ends"):
         read_lines(plain)
+    damaged = bytearray(whole)
+    damaged[len(damaged) // 2] ^= 0xFF
+    (tmp_path / "damaged.gz").write_bytes(bytes(damaged))
+    with pytest.raises(InputTextError, match=r"damaged.gz: a damaged gzip file: unreadable after"):
+        read_lines(tmp_path / "damaged.gz")
 
 
 def test_a_folder_is_not_a_text_file(tmp_path: Path) -> None:

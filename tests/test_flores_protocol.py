@@ -47,6 +47,10 @@ def test_languages_and_codes() -> None:
         check_language("swh_latn")
     with pytest.raises(InvalidOptionError, match="'xx' is not a FLORES-200 code"):
         check_language("xx")
+    # The language of an ISO 639-2/B (ger), ISO 639-1 (de) or English name (German) first.
+    for code in ("ger", "de", "German", "ger_Latn"):
+        with pytest.raises(InvalidOptionError, match=f"'{code}' .*; did you mean deu_Latn"):
+            check_language(code)
 
 
 def test_metadata_rows_align_with_sentences() -> None:

@@ -16,7 +16,12 @@ from tame_mt_metric.errors import (
     MisalignedInputError,
     TameError,
 )
-from tame_mt_metric.flores.language_codes import FLORES_200, ISO_639_1, LIST_FALLBACKS
+from tame_mt_metric.flores.language_codes import (
+    FLORES_200,
+    ISO_639_1,
+    ISO_639_2B,
+    LIST_FALLBACKS,
+)
 from tame_mt_metric.flores.toxicity import (
     BUNDLED_LISTS,
     MissingToxicityListError,
@@ -183,6 +188,19 @@ def test_codes_in_every_form_find_the_same_list() -> None:
         assert toxic_terms("heck", code, LISTS) == ["heck"]
     for code, key in [("arz_Arab", "ar"), ("arb_Arab", "ar"), ("zho_Hant", "zh"), ("tha", "th")]:
         assert added_toxicity(["x"], ["y"], "en", code, LISTS).target_list == key
+
+
+def test_bibliographic_codes_are_their_languages() -> None:
+    # ISO 639-2/B, as catalogues write them: ger is deu, chi is zho, per is (Western) Persian.
+    for bibliographic, key in [("ger", "de"), ("chi", "zh"), ("GER", "de")]:
+        assert added_toxicity(["x"], ["y"], "en", bibliographic, LISTS).target_list == key
+    assert toxic_terms("so ein Mist", "ger", LISTS) == ["mist"]
+    assert added_toxicity(["x"], ["y"], "ger", "en", LISTS).source_list == "de"
+    for flores in ISO_639_2B.values():
+        assert flores in ISO_639_1 and any(c.startswith(f"{flores}_") for c in FLORES_200)
+    # An English name is no code, but its first letters point at one.
+    with pytest.raises(InvalidOptionError, match=r"'German' is not a language code.*'deu_Latn'"):
+        added_toxicity(["x"], ["y"], "en", "German", LISTS)
 
 
 def test_misaligned_and_bad_inputs() -> None:

@@ -105,7 +105,7 @@ def test_count_options_are_bounded(option: dict[str, Any]) -> None:
 )
 def test_the_cli_refuses_absurd_counts_at_once(files: dict[str, Path], flag: list[str]) -> None:
     done = cli("score", *_train(files), *_test(files), "--hyp", files["hyp"], *flag, check=2)
-    assert flag[0].removeprefix("--").replace("-", "_") in done.stderr
+    assert f"error: {flag[0]}" in done.stderr  # named by the option the user gave
 
 
 def _fifo(path: Path) -> Path:

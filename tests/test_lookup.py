@@ -87,7 +87,10 @@ def test_bad_lookups_are_typed_errors(
         SavedIndex.open(folder).lookup(["a"], top_k=0)
     with pytest.raises(IndexFileError):
         SavedIndex.open(tmp_path)
-    assert "top_k" in cli("lookup", "--index", folder, "--top-k", "0", "a", check=2).stderr
+    # On the command line the setting is named by its option.
+    assert (
+        "error: --top-k: " in cli("lookup", "--index", folder, "--top-k", "0", "a", check=2).stderr
+    )
     empty = subprocess.run(
         [*CLI, "lookup", "--index", str(folder)], input="", capture_output=True, text=True
     )

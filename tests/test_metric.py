@@ -135,6 +135,14 @@ def test_compute_returns_the_tame_fields(
     assert _cache_files(tmp_path) == []
 
 
+def test_the_metric_card_names_its_license_homepage_and_chrf(tmp_path: Path) -> None:
+    info = _metric(tmp_path, train={"source": ["a b"], "target": ["c d"]})._info()
+    assert info.license == "MIT"
+    assert info.homepage == "https://pypi.org/project/tame-mt-metric/"
+    # The card says that chrf is chrF++ here and chrF2 in sacrebleu and evaluate.
+    assert "chrF++" in info.inputs_description and "chrF2" in info.inputs_description
+
+
 def test_train_at_compute_time_and_the_translation_convention(
     tmp_path: Path, example: dict[str, list[str]]
 ) -> None:

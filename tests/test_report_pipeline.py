@@ -253,7 +253,9 @@ def test_signature_snapshot() -> None:
         "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_e0dd0ccea2446c62|norm:nfkc_ws"
         "|sim:char_jaccard_3,4,5_set|retrieval:exact|idx:auto|backend:streaming"
         "|tm:src_nn_top1_zero_empty|bins:far0.30_near0.70_leak0.70,0.85,0.95|curve:bands10"
-        "|metrics:bleu,chrf|sacrebleu:bleu_tok_13a_lc_0_chrf_wo_2|ci:bs1000_c0.95_seed12345"
+        f"|metrics:bleu,chrf|sacrebleu:bleu[nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp"
+        f"|version:{SACREBLEU_VERSION}],chrf[nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no"
+        f"|version:{SACREBLEU_VERSION}]|ci:bs1000_c0.95_seed12345"
         f"|deps:sacrebleu_{SACREBLEU_VERSION}"
     )
     other = score_tame(
@@ -281,7 +283,8 @@ def test_signature_snapshot() -> None:
         "tame-mt-metric|v:0.1.0|core:0.1.0|train:2_e0dd0ccea2446c62|norm:nfkc_ws_lc_nodia"
         "|sim:char_jaccard_2,4_set|retrieval:exact|idx:streaming|backend:streaming"
         "|tm:src_nn_top1_zero_nearest|bins:far0.30_near0.825_leak0.90|curve:edges0.25,0.50"
-        "|metrics:chrf|sacrebleu:bleu_tok_char_lc_1_chrf_wo_0|ci:none"
+        "|metrics:chrf|sacrebleu:chrf[nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no"
+        f"|version:{SACREBLEU_VERSION}]|ci:none"
         f"|deps:sacrebleu_{SACREBLEU_VERSION}"
     )
 

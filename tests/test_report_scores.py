@@ -72,6 +72,15 @@ def test_every_score_equals_sacrebleu_on_its_subset(
     assert fields["far_bleu"] == far["bleu"]
     assert fields["gen_gap_chrf"] == near["chrf"] - far["chrf"]
     assert fields["delta_tm_bleu"] == report.system["bleu"] - report.tm["bleu"]
+    # The signature holds sacrebleu's own signatures of the metrics it scored with.
+    streams = [list(s) for s in zip(*refs, strict=True)]
+    bleu = sacrebleu.BLEU(tokenize=config.bleu_tokenize, lowercase=config.bleu_lowercase)
+    chrf = sacrebleu.CHRF(word_order=config.chrf_word_order)
+    bleu.corpus_score(hyps, streams)
+    chrf.corpus_score(hyps, streams)
+    theirs = f"bleu[{bleu.get_signature()}],chrf[{chrf.get_signature()}]"
+    assert f"|sacrebleu:{theirs}|" in report.signature
+    assert f"nrefs:{num_refs}|" in theirs
 
 
 def test_an_empty_subset_scores_nan() -> None:

@@ -20,8 +20,10 @@ from tame_mt_metric.cli.common import (
     write_json,
     write_text,
 )
+from tame_mt_metric.cli.human import metric_rows
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.html import render_html
+from tame_mt_metric.report.labels import score_text
 from tame_mt_metric.report.significance import TM, Comparison, SystemResult, compare
 
 __all__ = [
@@ -69,32 +71,48 @@ def add_paired_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--paired-json-out", type=Path, help="the comparison as JSON")
 
 
-def _cell(value: float | None, places: int = 2) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.{places}f}"
+def _cell(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.4f}"
 
 
-def _row(group: str, name: str, metric: str, r: SystemResult) -> str:
-    interval = f"[{_cell(r.ci_low)}, {_cell(r.ci_high)}]"
+def _row(group: str, name: str, label: str, width: int, r: SystemResult) -> str:
+    interval = f"[{score_text(r.ci_low)}, {score_text(r.ci_high)}]"
     delta = "-" if r.p_value is None else f"{r.delta:+.2f}"
     return (
-        f"  {group:<13} {name:<12} {metric:<8} {_cell(r.score):>7} {interval:>17} "
-        f"{delta:>7} {_cell(r.p_value, 4):>7}"
+        f"  {group:<13} {name:<12} {label:<{width}} {score_text(r.score):>7} {interval:>17} "
+        f"{delta:>7} {_cell(r.p_value):>7}"
     )
+
+
+def _labels(comparison: Comparison) -> dict[str, str]:
+    """The human label of each metric key that heads a row (chrF by its word order;
+    of two keys of one number, the first, labelled with both)."""
+    tested = comparison.settings["metrics"]  # the corpus metrics (a sentence mean has no test)
+    report = next(iter(comparison.reports.values()), None)
+    if report is None:
+        return {m: m for m in tested}
+    return {key: label for key, label, _ in metric_rows(report.config) if key in tested}
 
 
 def render_comparison(comparison: Comparison) -> str:
     s = comparison.settings
+    labels = _labels(comparison)
+    width = max(8, *(len(label) for label in labels.values()))
     lines = [
         f"Paired significance: {TEST_NAMES[s['test']]} ({s['n_samples']} samples, "
         f"seed {s['seed']}), baseline {s['baseline']}",
-        f"  {'group':<13} {'system':<12} {'metric':<8} {'score':>7} {'95% CI':>17} "
+        f"  {'group':<13} {'system':<12} {'metric':<{width}} {'score':>7} {'95% CI':>17} "
         f"{'delta':>7} {'p':>7}",
     ]
     groups = {"whole": comparison.whole, **comparison.bins}
     for group, table in groups.items():
         label = group if group == "whole" else f"{group} ({s['bin_counts'][group]})"
         for name, row in table.items():
-            lines += [_row(label, name, metric, r) for metric, r in row.items()]
+            lines += [
+                _row(label, name, labels[metric], width, r)
+                for metric, r in row.items()
+                if metric in labels
+            ]
     lines += ["", "Signature", "---------", s["signature"]]
     return "\n".join(lines)
 

@@ -16,6 +16,7 @@ from tame_mt_metric.flores.protocol import FLORES_METRICS, contamination, score_
 from tame_mt_metric.flores.segment_scores import sentence_scores
 from tame_mt_metric.flores.toxicity import added_toxicity
 from tame_mt_metric.flores.xsts import calibrate
+from tame_mt_metric.report.labels import exposure_text, rate_text
 from tame_mt_metric.retrieval.inputs import read_lines
 
 __all__ = ["register"]
@@ -53,10 +54,11 @@ def _flores_audit(args: argparse.Namespace) -> int:
             + " |"
         )
         for lang, r in report.items():
-            shares = " | ".join(f"{100 * v:.2f}%" for v in r["at_threshold"].values())
+            shares = " | ".join(rate_text(v) for v in r["at_threshold"].values())
             print(
                 f"| {lang} | {r['items']} | {r['training_lines']:,} | "
-                f"{r['source_exposure_mean']:.3f} | {100 * r['exact_rate']:.2f}% | {shares} |"
+                f"{exposure_text(r['source_exposure_mean'])} | {rate_text(r['exact_rate'])} | "
+                f"{shares} |"
             )
     return 0
 
@@ -176,7 +178,7 @@ def _toxicity(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(
             f"added toxicity: {len(result.flagged)} of {result.segments} segments "
-            f"({100 * result.rate:.2f}%)"
+            f"({rate_text(result.rate)})"
         )
         for i in result.flagged:
             print(f"  {i}: {', '.join(result.terms[i])}")

@@ -1,20 +1,37 @@
-"""The human report on stdout: aligned tables with percentages (JSON keeps
-fractions), bins, warnings and the signature."""
+"""The human report on stdout: aligned tables, bins, warnings and the
+signature. Scores are named and numbers written as on every human surface
+(``report.labels``: chrF by its word order, exposures as 0.734, rates as
+18.40%; JSON keeps keys and fractions). Metrics that are one number (``chrf``
+at word order 2 and ``chrf++``) share one row that names both keys."""
 
 from __future__ import annotations
 
 import math
 
+from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import TameReport
 from tame_mt_metric.report.exposure_summary import ExposureSummary, SideSummary
+from tame_mt_metric.report.labels import exposure_text, metric_label, rate_text, score_text
+from tame_mt_metric.report.scores import metric_defs
 
-__all__ = ["render_exposure", "render_report"]
+__all__ = ["metric_rows", "render_exposure", "render_report"]
 
 
-def _num(value: float, percent: bool = False) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{100 * value:.2f}%" if percent else f"{value:.2f}"
+def metric_rows(config: TameConfig) -> list[tuple[str, str, list[str]]]:
+    """(the metric key shown, its human label, every key of the same number) for
+    each distinct score of ``config.metrics``, in order. Two keys are one number
+    when they read the same sacrebleu statistics the same way; the label then
+    names both: ``chrF++ (chrf = chrf++)``."""
+    groups: dict[tuple[str, bool], list[str]] = {}
+    for d in metric_defs(config):
+        groups.setdefault((d.statistics, d.sentence_mean), []).append(d.name)
+    rows = []
+    for keys in groups.values():
+        label = metric_label(keys[0], config.chrf_word_order)
+        if len(keys) > 1:
+            label += f" ({' = '.join(keys)})"
+        rows.append((keys[0], label, keys))
+    return rows
 
 
 def render_exposure(summary: ExposureSummary) -> list[str]:
@@ -23,36 +40,44 @@ def render_exposure(summary: ExposureSummary) -> list[str]:
     if not math.isnan(summary.target.mean):
         sides += [("target", summary.target), ("pair", summary.pair)]
     for name, side in sides:
-        exact = _num(side.exact_overlap, True)
-        lines.append(f"  {name:<7} mean {_num(side.mean):>6}   exact overlap {exact:>8}")
+        exact = rate_text(side.exact_overlap)
+        lines.append(f"  {name:<7} mean {exposure_text(side.mean):>6}   exact overlap {exact:>8}")
         for t, share in side.at_threshold.items():
             label = f"PairLeak@{t}" if name == "pair" else f">= {t}"
-            lines.append(f"          {label:<16} {_num(share, True):>8}")
+            lines.append(f"          {label:<16} {rate_text(share):>8}")
     lines += ["", "Bins (by source exposure)", "-------------------------"]
     for name, count in summary.bins.items():
-        lines.append(f"  {name:<13} {count:>7}  {_num(count / summary.items, True):>8}")
+        part = rate_text(count / summary.items if summary.items else None)
+        lines.append(f"  {name:<13} {count:>7}  {part:>8}")
     return lines
 
 
 def render_report(report: TameReport) -> str:
-    metrics = list(report.system)
+    rows = metric_rows(report.config)
+    width = max(12, *(len(label) for _, label, _ in rows))
     lines = ["Quality", "-------"]
-    lines.append(f"  {'metric':<12} {'system':>9} {'TM':>9} {'delta':>9}")
-    for m in metrics:
+    lines.append(f"  {'metric':<{width}} {'system':>9} {'TM':>9} {'delta':>9}")
+    for m, label, _ in rows:
         lines.append(
-            f"  {m:<12} {_num(report.system[m]):>9} {_num(report.tm[m]):>9} "
-            f"{_num(report.delta_tm[m]):>9}"
+            f"  {label:<{width}} {score_text(report.system[m]):>9} {score_text(report.tm[m]):>9} "
+            f"{score_text(report.delta_tm[m]):>9}"
         )
     lines += ["", *render_exposure(report.summary), ""]
     lines.append("Scores by bin")
     lines.append("-------------")
-    header = "  " + f"{'bin':<13} {'N':>6} " + " ".join(f"{m:>10} {'TM-' + m:>12}" for m in metrics)
+    names = [metric_label(m, report.config.chrf_word_order) for m, _, _ in rows]
+    columns = [(m, max(10, len(n)), n) for (m, _, _), n in zip(rows, names, strict=True)]
+    header = "  " + f"{'bin':<13} {'N':>6} "
+    header += " ".join(f"{n:>{w}} {'TM-' + n:>{w + 3}}" for _, w, n in columns)
     lines.append(header)
     for b in report.bins.values():
-        cells = " ".join(f"{_num(b.system[m]):>10} {_num(b.tm[m]):>12}" for m in metrics)
+        cells = " ".join(
+            f"{score_text(b.system[m]):>{w}} {score_text(b.tm[m]):>{w + 3}}" for m, w, _ in columns
+        )
         lines.append(f"  {b.name:<13} {b.count:>6} {cells}")
     lines += ["", "Generalization gap (near - far)"]
-    lines += [f"  {m:<12} {_num(v):>9}" for m, v in report.generalization_gap.items()]
+    gap = report.generalization_gap
+    lines += [f"  {label:<{width}} {score_text(gap[m]):>9}" for m, label, _ in rows]
     if report.warnings:
         lines += ["", "Warnings", "--------", *(f"- {w}" for w in report.warnings)]
     lines += ["", "Signature", "---------", report.signature]

@@ -12,6 +12,7 @@ from pathlib import Path
 from tame_mt_metric.cli.common import Stages
 from tame_mt_metric.errors import InputTextError
 from tame_mt_metric.lookup import SavedIndex
+from tame_mt_metric.report.labels import exposure_text
 from tame_mt_metric.retrieval.inputs import lines_of
 
 __all__ = ["register"]
@@ -55,7 +56,8 @@ def _lookup(args: argparse.Namespace) -> int:
             continue
         print(sentence)
         for rank, m in enumerate(matches, start=1):
-            print(f"  {rank}. row {m.row}  exposure {m.exposure:.3f} ({m.overlap}/{m.union})")
+            exposure = exposure_text(m.exposure)
+            print(f"  {rank}. row {m.row}  exposure {exposure} ({m.overlap}/{m.union})")
             print(f"     source: {m.source}")
             print(f"     target: {m.target}")
     return 0

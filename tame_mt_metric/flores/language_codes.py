@@ -1,5 +1,5 @@
 """Language codes for the toxicity lists: the FLORES-200 codes, ISO 639-3 to
-ISO 639-1, the fallbacks from a variety to its broader language, and the
+ISO 639-1, ISO 639-2/B to ISO 639-3, the fallbacks from a variety to its broader language, and the
 scripts and languages written without spaces between words."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from tame_mt_metric.flores.languages import LANGUAGES
 __all__ = [
     "FLORES_200",
     "ISO_639_1",
+    "ISO_639_2B",
     "LIST_FALLBACKS",
     "OTHER_LANGUAGES",
     "UNSPACED_BLOCKS",
@@ -163,6 +164,33 @@ ISO_639_1: dict[str, str] = {
     "zho": "zh",
     "zsm": "ms",  # Standard Malay
     "zul": "zu",
+}
+
+# The twenty ISO 639-2/B (bibliographic) codes that differ from the ISO 639-3
+# ones of FLORES-200, as library catalogues and older tools write them (ger for
+# German) -> the FLORES-200 language. For a macrolanguage (Persian, Malay,
+# Albanian) that is the individual language FLORES-200 holds, as in ISO_639_1.
+ISO_639_2B: dict[str, str] = {
+    "alb": "als",  # Albanian (sqi); FLORES-200 holds Tosk Albanian
+    "arm": "hye",  # Armenian
+    "baq": "eus",  # Basque
+    "bur": "mya",  # Burmese
+    "chi": "zho",  # Chinese
+    "cze": "ces",  # Czech
+    "dut": "nld",  # Dutch
+    "fre": "fra",  # French
+    "geo": "kat",  # Georgian
+    "ger": "deu",  # German
+    "gre": "ell",  # Modern Greek
+    "ice": "isl",  # Icelandic
+    "mac": "mkd",  # Macedonian
+    "mao": "mri",  # Maori
+    "may": "zsm",  # Malay (msa); FLORES-200 holds Standard Malay
+    "per": "pes",  # Persian (fas); FLORES-200 holds Western Persian
+    "rum": "ron",  # Romanian
+    "slo": "slk",  # Slovak
+    "tib": "bod",  # Tibetan
+    "wel": "cym",  # Welsh
 }
 
 # A language with no list of its own falls back on the list of the broader

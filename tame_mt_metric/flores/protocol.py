@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -22,6 +23,7 @@ from statistics import fmean
 from typing import Any
 
 from tame_mt_metric.errors import InputTextError, InvalidOptionError, MisalignedInputError
+from tame_mt_metric.flores.language_codes import ISO_639_1, ISO_639_2B
 from tame_mt_metric.flores.languages import LANGUAGES
 from tame_mt_metric.progress import progress
 from tame_mt_metric.report.config import TameConfig
@@ -49,13 +51,17 @@ ENGLISH = "eng_Latn"
 SPLITS = ("dev", "devtest")
 FLORES_METRICS = ("spbleu", "chrf++", "chrf++_avg")
 GROUPS = ("out_of_english", "into_english", "non_english_centric")
+_FROM_ISO_639_1 = {two: three for three, two in ISO_639_1.items()}
 
 
 def check_language(code: str, where: str = "language") -> str:
     """A FLORES-200 code, or an error that suggests the closest valid ones."""
     if code in LANGUAGES:
         return code
-    language = code.lower()[:3]
+    # The code's own language first, also from ISO 639-1 (de) or 639-2/B (ger):
+    # An English name's first letters are often the bibliographic code (German).
+    head = re.split(r"[-_\s]", code.strip().lower())[0]
+    language = _FROM_ISO_639_1.get(head) or ISO_639_2B.get(head[:3], head[:3])
     close = [c for c in LANGUAGES if c.startswith(f"{language}_")]
     close += [
         c for c in difflib.get_close_matches(code, LANGUAGES, n=3, cutoff=0.5) if c not in close

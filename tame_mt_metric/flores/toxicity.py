@@ -43,6 +43,7 @@ from tame_mt_metric.errors import EmptyTestSetError, InputTextError, InvalidOpti
 from tame_mt_metric.flores.language_codes import (
     FLORES_200,
     ISO_639_1,
+    ISO_639_2B,
     LIST_FALLBACKS,
     OTHER_LANGUAGES,
     UNSPACED_BLOCKS,
@@ -251,7 +252,8 @@ def _suggestions(code: str, collection: _Collection) -> str:
     known = {c.lower(): c for c in _known_codes(collection)}
     text = code.strip().lower()
     head = re.split(r"[-_\s]", text)[0]
-    language = _FROM_ISO_639_1.get(head, head)
+    # ISO 639-1 (en), or 639-2/B (ger), also as an English name's first letters (German).
+    language = _FROM_ISO_639_1.get(head) or ISO_639_2B.get(head[:3], head)
     own = sorted(c for c in known if c.partition("_")[0] in (head, language) and "_" in c)
     if head in known and head != text:
         own.append(head)
@@ -271,6 +273,10 @@ def _language(argument: str, code: object, collection: _Collection) -> _Language
             + _suggestions(code, collection)
         )
     language, _, script = canonical.partition("_")
+    if language in ISO_639_2B and canonical not in collection.terms:
+        # A bibliographic code (ger) is the language's ISO 639-3 code (deu).
+        language = ISO_639_2B[language]
+        canonical = f"{language}_{script}" if script else language
     iso3 = _FROM_ISO_639_1.get(language) if len(language) == 2 else language
     iso1 = language if len(language) == 2 else ISO_639_1.get(language)
     scripted = f"{iso3}_{script}" if script and iso3 else canonical

@@ -113,7 +113,7 @@ def audit_key(
             __version__,
             config.retrieval.signature(),
             f"tm:{config.tm_zero_policy}",
-            config.scores_signature(),
+            config.scores_signature(len(references[0])),
             f"refs:{len(references[0])}",
         ]
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 from tame_mt_metric.errors import InvalidOptionError
@@ -89,6 +90,27 @@ MAX_CURVE_BANDS = 100
 MAX_CHRF_WORD_ORDER = 6
 MAX_SEED = 2**32 - 1
 MAX_MIN_BIN_SIZE = 10**9
+
+
+@cache
+def bleu_signature(tokenize: str, lowercase: bool, num_refs: int) -> str:
+    """sacrebleu's signature of its BLEU with these settings (its tokenizer's own
+    signature among them: MeCab's names its version)."""
+    from sacrebleu.metrics.bleu import BLEU
+
+    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
+    metric.num_refs = num_refs  # what sacrebleu learns from the references it is given
+    return str(metric.get_signature().format())
+
+
+@cache
+def chrf_signature(word_order: int, num_refs: int) -> str:
+    """sacrebleu's signature of its chrF of this word order."""
+    from sacrebleu.metrics.chrf import CHRF
+
+    metric = CHRF(word_order=word_order)
+    metric.num_refs = num_refs
+    return str(metric.get_signature().format())
 
 
 @dataclass(frozen=True)
@@ -258,11 +280,25 @@ class TameConfig:
             return "ci:none"
         return f"ci:bs{self.n_bootstrap}_c{self.confidence:g}_seed{self.seed}"
 
-    def scores_signature(self) -> str:
-        signature = (
-            f"metrics:{','.join(self.metrics)}|sacrebleu:bleu_tok_{self.bleu_tokenize}"
-            f"_lc_{int(self.bleu_lowercase)}_chrf_wo_{self.chrf_word_order}"
-        )
+    def scores_signature(self, num_refs: int) -> str:
+        """The metrics, and sacrebleu's own signature of each one it scores with
+        ``num_refs`` references per item, as sacrebleu prints it (nrefs, case,
+        eff, tok, smooth, version for BLEU; nc, nw, space... for chrF), in
+        brackets after the metric's key: ``bleu[nrefs:1|case:mixed|...]``.
+        spBLEU's piece names its SentencePiece model instead."""
+        pieces = []
+        for metric in self.metrics:
+            if metric == "bleu":
+                sacrebleu = bleu_signature(self.bleu_tokenize, self.bleu_lowercase, num_refs)
+            elif metric in ("chrf", "chrf++", "chrf++_avg"):
+                order = self.chrf_word_order if metric == "chrf" else 2
+                sacrebleu = chrf_signature(order, num_refs)
+            else:
+                continue
+            pieces.append(f"{metric}[{sacrebleu}]")
+        signature = f"metrics:{','.join(self.metrics)}"
+        if pieces:
+            signature += f"|sacrebleu:{','.join(pieces)}"
         if "spbleu" in self.metrics:
             from tame_mt_metric.report.spbleu import find_model
 

@@ -65,8 +65,11 @@ def check_test_set(
     return preds, refs, srcs
 
 
-def signature(config: TameConfig, num_train: int, train_fingerprint: str, strategy: str) -> str:
-    """Every setting that can change a number, the training corpus and the versions."""
+def signature(
+    config: TameConfig, num_train: int, train_fingerprint: str, strategy: str, num_refs: int
+) -> str:
+    """Every setting that can change a number, the training corpus, the number of
+    references per item and the versions."""
     return "|".join(
         [
             "tame-mt-metric",
@@ -79,7 +82,7 @@ def signature(config: TameConfig, num_train: int, train_fingerprint: str, strate
             f"tm:src_nn_top1_zero_{config.tm_zero_policy}",
             config.bins_signature(),
             config.curve_signature(),
-            config.scores_signature(),
+            config.scores_signature(num_refs),
             config.intervals_signature(),
             f"deps:sacrebleu_{SACREBLEU_VERSION}",
         ]
@@ -231,7 +234,9 @@ def report_from_audit(
     bins = {b.name: b for b in bin_scores(summary, exposures, system_stats, tm_stats)}
     return TameReport(
         config=config,
-        signature=signature(config, num_train, train_fingerprint, exposures.strategy),
+        signature=signature(
+            config, num_train, train_fingerprint, exposures.strategy, len(references[0])
+        ),
         summary=summary,
         system=system,
         tm=tm_scores,

@@ -211,7 +211,8 @@ class Scorers:
     def for_references(cls, config: TameConfig, references: Sequence[Sequence[str]]) -> Scorers:
         """Scorers of these references, reused while the same references come back
         (a training loop evaluates one test set many times)."""
-        key = (config.scores_signature(), digest(t for refs in references for t in refs))
+        num_refs = len(references[0]) if references else 0
+        key = (config.scores_signature(num_refs), digest(t for refs in references for t in refs))
         with _RECENT_LOCK:
             found = _RECENT.get(key)
             if found is None or found._references != references:

@@ -310,7 +310,9 @@ def compare(
         )
         for name, (preds, _, _) in checked.items()
     }
-    report_signature = signature(config, num_train, fingerprint, audit.exposures.strategy)
+    report_signature = signature(
+        config, num_train, fingerprint, audit.exposures.strategy, len(refs[0])
+    )
     return comparison(
         statistics, summary.item_bins, baseline, config, test, n_samples, report_signature, reports
     )

@@ -63,8 +63,17 @@ def threshold(name: str, value: object) -> Fraction:
             f"{name}: expected a finite number in [0, 1], got {value!r}"
         ) from exc
     if not 0 <= exact <= 1:
-        raise InvalidOptionError(f"{name}: must lie in [0, 1], got {value!r}")
+        raise InvalidOptionError(f"{name}: must lie in [0, 1], got {_decimal_text(value)}")
     return exact
+
+
+def _decimal_text(value: int | float | Fraction) -> str:
+    """A number as its user wrote it: 1.5, not Fraction(3, 2) (a fraction with no
+    short decimal stays a fraction: 1/3)."""
+    if isinstance(value, Fraction):
+        shown = repr(float(value))
+        return shown if Fraction(shown) == value else str(value)
+    return repr(value)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ __all__ = [
     "check_texts",
     "check_training",
     "check_unicode",
+    "gzip_damage",
     "iter_lines",
     "lines_of",
     "max_test_items",
@@ -182,9 +183,24 @@ def lines_of(
                 line = line.removeprefix("\ufeff")
             yield line.rstrip("\n").removesuffix("\r")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise InputTextError(
-            f"{name}:{number + 1}: not a readable gzip file ({exc or type(exc).__name__})"
-        ) from exc
+        raise gzip_damage(name, exc, number) from exc
+
+
+def gzip_damage(name: str, exc: Exception, whole_lines: int) -> InputTextError:
+    """The error of a ``.gz`` file that cannot be read to its end, naming the file
+    and the last whole line read: truncated (it stops before gzip's end-of-stream
+    marker: a copy or download cut short), damaged (corrupt data, a failed
+    checksum), or no gzip file at all."""
+    where = f"after line {whole_lines:,}" if whole_lines else "within its first line"
+    if isinstance(exc, EOFError):
+        return InputTextError(
+            f"{name}: a truncated gzip file: it ends {where}, before gzip's end-of-stream "
+            "marker (a copy or download cut short?)"
+        )
+    reason = str(exc) or type(exc).__name__
+    if whole_lines == 0 and reason.startswith("Not a gzipped file"):
+        return InputTextError(f"{name}: not a gzip file, though its name ends in .gz ({reason})")
+    return InputTextError(f"{name}: a damaged gzip file: unreadable {where} ({reason})")
 
 
 def read_lines(

@@ -23,7 +23,7 @@ from tame_mt_metric.files import line_limit, line_too_long, regular_file
 from tame_mt_metric.progress import progress
 from tame_mt_metric.retrieval.columns import arrow_texts
 from tame_mt_metric.retrieval.corpus import Block, TrainingCorpus, read_ahead, texts_in_blocks
-from tame_mt_metric.retrieval.inputs import read_lines
+from tame_mt_metric.retrieval.inputs import gzip_damage, read_lines
 
 __all__ = ["TextFiles", "file_lines"]
 
@@ -67,6 +67,20 @@ def _lines(data: bytes, path: Path, first_line: int) -> pa.Array:
         raise
 
 
+def _whole_lines(path: Path) -> int:
+    """The lines of a damaged gzip file that can be read whole. A read of many
+    megabytes drops what it had decompressed when it meets the damage; ``read1``
+    returns each piece as the decompressor gives it, so none is lost."""
+    count = 0
+    with gzip.open(path, "rb") as f:
+        try:
+            while piece := f.read1(1 << 20):
+                count += piece.count(b"\n")
+        except (EOFError, gzip.BadGzipFile, zlib.error):
+            pass
+    return count
+
+
 def file_lines(path: Path) -> Iterator[pa.Array]:
     """The lines of a text file as string arrays of a few megabytes each."""
     line = 1
@@ -91,9 +105,7 @@ def file_lines(path: Path) -> Iterator[pa.Array]:
                 line += len(lines)
                 yield lines
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise InputTextError(
-                f"{path}:{line}: not a readable gzip file ({exc or type(exc).__name__})"
-            ) from exc
+            raise gzip_damage(str(path), exc, _whole_lines(path)) from exc
         if rest:
             yield _lines(rest, path, line)
 
