@@ -202,7 +202,9 @@ def _audit(args: argparse.Namespace) -> int:
                 }
                 document = source_audit_json(
                     config,
-                    signature(config, exposures.num_train, train.fingerprint, exposures.strategy),
+                    signature(
+                        config, exposures.num_train, train.fingerprint, exposures.strategy, 0
+                    ),
                     summary,
                     exposures,
                     data,
