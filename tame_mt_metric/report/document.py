@@ -4,7 +4,8 @@ returns, the JSON report, per-segment diagnostics and the warnings.
 Warnings (each documented in the README):
 - some test pairs occur exactly in training (pair exact overlap > 0);
 - PairLeak@t is at least 1% for a configured leak threshold t (the highest such t is named);
-- the TM baseline reaches half the system's score or more (first configured metric);
+- the system scores at or below its TM baseline (first configured metric, both scores
+  named), or else the TM baseline reaches half the system's score or more;
 - the near or far bin holds fewer items than ``min_bin_size_warning``;
 - GenGap is undefined because the near or far bin is empty.
 """
@@ -26,6 +27,7 @@ from tame_mt_metric.report.exposure_summary import (
     SideSummary,
     rows_in_bins,
 )
+from tame_mt_metric.report.labels import metric_label, rate_text, score_text
 from tame_mt_metric.report.scores import SegmentStatistics
 from tame_mt_metric.retrieval.exposure import Exposures
 
@@ -75,6 +77,32 @@ def bin_scores(
     return out
 
 
+def _tm_warnings(config: TameConfig, system: dict[str, float], tm: dict[str, float]) -> list[str]:
+    """The TM baseline against the system, on the first configured metric: a system
+    at or below its nearest-neighbour translation memory is told so (both scores);
+    a TM at half the system's score or more explains a share of it."""
+    metric = config.metrics[0]
+    name = metric_label(metric, config.chrf_word_order)
+    ours, theirs = system[metric], tm[metric]
+    if math.isnan(ours) or math.isnan(theirs):
+        return []
+    if theirs >= ours:
+        relation, does = ("equal to", "as high") if theirs == ours else ("below", "higher")
+        return [
+            f"System {name} ({score_text(ours)}) is {relation} its translation-memory "
+            f"baseline, TM-{name} ({score_text(theirs)}): copying the target of each item's "
+            f"nearest training source scores {does}. Check that the outputs are in the target "
+            "language and in the references' order."
+        ]
+    if theirs >= TM_SHARE_WARNING * ours:
+        return [
+            f"TM-{name} ({score_text(theirs)}) is {theirs / ours:.1%} of system {name} "
+            f"({score_text(ours)}): a nearest-neighbour translation memory explains a "
+            "substantial share of the raw score."
+        ]
+    return []
+
+
 def warnings_for(
     config: TameConfig,
     summary: ExposureSummary,
@@ -85,23 +113,17 @@ def warnings_for(
     found = []
     if summary.pair.exact_overlap > 0:
         found.append(
-            f"{summary.pair.exact_overlap:.2%} of test source/reference pairs occur exactly in "
-            "training: report exact-pair overlap apart from general MT quality."
+            f"{rate_text(summary.pair.exact_overlap)} of test source/reference pairs occur "
+            "exactly in training: report exact-pair overlap apart from general MT quality."
         )
     leaking = [t for t, rate in summary.pair_leak.items() if rate >= LEAK_WARNING_RATE]
     if leaking:
         t = leaking[-1]
         found.append(
-            f"{summary.pair_leak[t]:.2%} of test pairs have pair exposure >= {t}: raw scores "
-            "may partly reflect train-test near-duplication."
+            f"{rate_text(summary.pair_leak[t])} of test pairs have pair exposure >= "
+            f"{t}: raw scores may partly reflect train-test near-duplication."
         )
-    metric = config.metrics[0]
-    if system[metric] > 0 and tm[metric] >= TM_SHARE_WARNING * system[metric]:
-        found.append(
-            f"TM-{metric.upper()} is {tm[metric] / system[metric]:.1%} of system "
-            f"{metric.upper()}: a nearest-neighbour translation memory explains a substantial "
-            "share of the raw score."
-        )
+    found += _tm_warnings(config, system, tm)
     for name in ("near", "far"):
         if bins[name].count < config.min_bin_size_warning:
             found.append(
