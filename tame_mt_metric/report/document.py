@@ -6,6 +6,8 @@ Warnings (each documented in the README):
 - PairLeak@t is at least 1% for a configured leak threshold t (the highest such t is named);
 - the system scores at or below its TM baseline (first configured metric, both scores
   named), or else the TM baseline reaches half the system's score or more;
+- the training sides look swapped (``swapped_sides.py``: the test sources nearer a
+  sample of the training targets than of its sources);
 - the near or far bin holds fewer items than ``min_bin_size_warning``;
 - GenGap is undefined because the near or far bin is empty.
 """
@@ -29,7 +31,9 @@ from tame_mt_metric.report.exposure_summary import (
 )
 from tame_mt_metric.report.labels import metric_label, rate_text, score_text
 from tame_mt_metric.report.scores import SegmentStatistics
+from tame_mt_metric.report.swapped_sides import swapped_warning
 from tame_mt_metric.retrieval.exposure import Exposures
+from tame_mt_metric.retrieval.sides import SideExposure
 
 if TYPE_CHECKING:
     from tame_mt_metric.report.curve import Band
@@ -109,7 +113,9 @@ def warnings_for(
     system: dict[str, float],
     tm: dict[str, float],
     bins: dict[str, BinScores],
+    sides: SideExposure | None = None,
 ) -> list[str]:
+    """The report's warnings; ``sides``: the audit's side check, where it was made."""
     found = []
     if summary.pair.exact_overlap > 0:
         found.append(
@@ -124,6 +130,8 @@ def warnings_for(
             f"{t}: raw scores may partly reflect train-test near-duplication."
         )
     found += _tm_warnings(config, system, tm)
+    if (swap := swapped_warning(sides)) is not None:
+        found.append(swap)
     for name in ("near", "far"):
         if bins[name].count < config.min_bin_size_warning:
             found.append(
