@@ -260,3 +260,13 @@ def _sides(
 def test_the_swap_rule(sides: SideExposure, called: bool) -> None:
     assert swapped(sides) is called
     assert (swapped_warning(sides) is not None) is called
+
+
+def test_an_audit_without_a_system_judges_no_system_against_its_tm(
+    corpus: TrainingCorpus, example: dict[str, list[str]]
+) -> None:
+    # The audit command's convention: every prediction empty.
+    silent = _run(corpus, example, [""] * N)
+    assert silent.report.tm["bleu"] > 0 and _tm_lines(silent.report.warnings) == []
+    one_word = _run(corpus, example, ["a"] + [""] * (N - 1))
+    assert _tm_lines(one_word.report.warnings)[0].startswith("System BLEU (0.00) is below")

@@ -5,7 +5,8 @@ Warnings (each documented in the README):
 - some test pairs occur exactly in training (pair exact overlap > 0);
 - PairLeak@t is at least 1% for a configured leak threshold t (the highest such t is named);
 - the system scores at or below its TM baseline (first configured metric, both scores
-  named), or else the TM baseline reaches half the system's score or more;
+  named), or else the TM baseline reaches half the system's score or more (neither
+  when every prediction is empty: an audit without a system);
 - the training sides look swapped (``swapped_sides.py``: the test sources nearer a
   sample of the training targets than of its sources);
 - the near or far bin holds fewer items than ``min_bin_size_warning``;
@@ -114,8 +115,11 @@ def warnings_for(
     tm: dict[str, float],
     bins: dict[str, BinScores],
     sides: SideExposure | None = None,
+    has_system: bool = True,
 ) -> list[str]:
-    """The report's warnings; ``sides``: the audit's side check, where it was made."""
+    """The report's warnings; ``sides``: the audit's side check, where it was made;
+    ``has_system`` False (every prediction empty: an audit without a system, as the
+    ``audit`` command makes) leaves the TM baseline unjudged."""
     found = []
     if summary.pair.exact_overlap > 0:
         found.append(
@@ -129,7 +133,8 @@ def warnings_for(
             f"{rate_text(summary.pair_leak[t])} of test pairs have pair exposure >= "
             f"{t}: raw scores may partly reflect train-test near-duplication."
         )
-    found += _tm_warnings(config, system, tm)
+    if has_system:
+        found += _tm_warnings(config, system, tm)
     if (swap := swapped_warning(sides)) is not None:
         found.append(swap)
     for name in ("near", "far"):
