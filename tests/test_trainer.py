@@ -356,8 +356,21 @@ def _word_tokenizer(words: set[str], clean_up: bool = False) -> PreTrainedTokeni
     )
 
 
+def _evaluate(
+    compute: Any, tokenizer: PreTrainedTokenizerFast, data: dict[str, list[str]], batched: bool
+) -> None:
+    """One evaluation: the gathered arrays, or batches of 25 (``batch_eval_metrics``)."""
+    if not batched:
+        compute(_prediction(tokenizer, data))
+        return
+    for start in range(0, N, 25):
+        part = {k: v[start : start + 25] for k, v in data.items() if not k.startswith("train")}
+        compute(_prediction(tokenizer, part), compute_result=start + 25 >= N)
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["gathered", "batched"])
 def test_sources_decoded_with_unknown_tokens_are_warned_about_once(
-    data: dict[str, list[str]],
+    data: dict[str, list[str]], batched: bool
 ) -> None:
     # A vocabulary that misses the words only some sources hold.
     words = {w for k in ("predictions", "references") for t in data[k] for w in t.split()}
@@ -368,7 +381,7 @@ def test_sources_decoded_with_unknown_tokens_are_warned_about_once(
     train = {"source": data["train_sources"], "target": data["train_targets"]}
     compute = tame_compute_metrics(tokenizer, train=train)
     with pytest.warns(LossySourcesWarning) as caught:
-        compute(_prediction(tokenizer, data))
+        _evaluate(compute, tokenizer, data, batched)
     (message,) = [str(w.message) for w in caught]
     assert message.startswith(
         f"{unknown} of {N} sources decoded from the inputs' token ids are not the texts that "
@@ -377,7 +390,7 @@ def test_sources_decoded_with_unknown_tokens_are_warned_about_once(
     assert "sources=" in message
     with warnings.catch_warnings():  # once: the next evaluation says nothing
         warnings.simplefilter("error", LossySourcesWarning)
-        compute(_prediction(tokenizer, data))
+        _evaluate(compute, tokenizer, data, batched)
 
 
 def test_sources_decoded_to_other_text_are_counted(data: dict[str, list[str]]) -> None:
