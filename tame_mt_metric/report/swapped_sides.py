@@ -15,7 +15,7 @@ nearly one language, reads 0.97 either way and is never called). Swapped, it is
 3.43 on the bundled Bible (0.148 against 0.043), 3.4 to 6.7 on the others
 (Latvian-Ukrainian, two scripts, far more), and 1.9 to 23 on FLORES but for
 Spanish-Portuguese (1.46) and Croatian-Bosnian, not called. Unrelated sentences
-of one language (Latin or Cyrillic) share 0.07 to 0.12 there; the floor keeps texts that
+of one language (Latin or Cyrillic) share 0.07 to 0.11 there; the floor keeps texts that
 share almost no grams (0.001 to 0.01: other scripts) from calling on noise, and
 leaves Chinese-Japanese swapped (0.031) uncalled.
 """
