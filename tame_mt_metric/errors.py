@@ -12,6 +12,7 @@ __all__ = [
     "InputTextError",
     "InputTooLargeError",
     "InvalidOptionError",
+    "LossySourcesWarning",
     "MisalignedInputError",
     "MissingColumnError",
     "MissingModelError",
@@ -80,6 +81,11 @@ class SegmentFileError(TameError, ValueError):
 
 class CacheWarning(UserWarning):
     """A cached entry (index or audit) could not be trusted and was rebuilt."""
+
+
+class LossySourcesWarning(UserWarning):
+    """Sources decoded from token ids (a Trainer's inputs) are not the texts that
+    were encoded: unknown tokens, or text changed on the way."""
 
 
 class MissingModelError(TameError, FileNotFoundError):

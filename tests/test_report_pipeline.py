@@ -109,7 +109,7 @@ def test_warnings_name_what_they_see() -> None:
     text = " ".join(result.report.warnings)
     assert "100.00% of test source/reference pairs occur exactly" in text
     assert "pair exposure >= 0.95" in text
-    assert "TM-BLEU is 100.0% of system BLEU" in text
+    assert "System BLEU (100.00) is equal to its translation-memory baseline" in text
     assert "The far bin holds only 0 items" in text
     assert "GenGap is undefined" in text
 

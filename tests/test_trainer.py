@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import runpy
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from transformers import (
 )
 
 import tame_mt_metric
-from tame_mt_metric import InvalidOptionError
+from tame_mt_metric import InvalidOptionError, LossySourcesWarning
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.trainer import tame_compute_metrics
 
@@ -341,3 +342,86 @@ def test_a_real_seq2seq_trainer_logs_what_compute_returns(
         | {k: predicted.metrics[f"test_{k}"] for k in ("runtime", "samples_per_second")}
         | {"steps_per_second": predicted.metrics["test_steps_per_second"]},
     )
+
+
+def _word_tokenizer(words: set[str], clean_up: bool = False) -> PreTrainedTokenizerFast:
+    vocab = {"<pad>": 0, "<unk>": 1} | {w: i + 2 for i, w in enumerate(sorted(words))}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
+        tokenizer_object=core,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        clean_up_tokenization_spaces=clean_up,
+    )
+
+
+def _evaluate(
+    compute: Any, tokenizer: PreTrainedTokenizerFast, data: dict[str, list[str]], batched: bool
+) -> None:
+    """One evaluation: the gathered arrays, or batches of 25 (``batch_eval_metrics``)."""
+    if not batched:
+        compute(_prediction(tokenizer, data))
+        return
+    for start in range(0, N, 25):
+        part = {k: v[start : start + 25] for k, v in data.items() if not k.startswith("train")}
+        compute(_prediction(tokenizer, part), compute_result=start + 25 >= N)
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["gathered", "batched"])
+def test_sources_decoded_with_unknown_tokens_are_warned_about_once(
+    data: dict[str, list[str]], batched: bool
+) -> None:
+    # A vocabulary that misses the words only some sources hold.
+    words = {w for k in ("predictions", "references") for t in data[k] for w in t.split()}
+    words |= {w for t in data["test_sources"][::2] for w in t.split()}
+    tokenizer = _word_tokenizer(words)
+    unknown = sum(any(w not in words for w in t.split()) for t in data["test_sources"])
+    assert 0 < unknown < N
+    train = {"source": data["train_sources"], "target": data["train_targets"]}
+    compute = tame_compute_metrics(tokenizer, train=train)
+    with pytest.warns(LossySourcesWarning) as caught:
+        _evaluate(compute, tokenizer, data, batched)
+    (message,) = [str(w.message) for w in caught]
+    assert message.startswith(
+        f"{unknown} of {N} sources decoded from the inputs' token ids are not the texts that "
+        f"were encoded ({unknown} hold the unknown token '<unk>', dropped in decoding): "
+    )
+    assert "sources=" in message
+    with warnings.catch_warnings():  # once: the next evaluation says nothing
+        warnings.simplefilter("error", LossySourcesWarning)
+        _evaluate(compute, tokenizer, data, batched)
+
+
+def test_sources_decoded_to_other_text_are_counted(data: dict[str, list[str]]) -> None:
+    # Decoding cleans " ," up to ",": the text changes with no unknown token.
+    spaced = [t.replace(",", " ,") if i % 3 == 0 else t for i, t in enumerate(data["test_sources"])]
+    data = {**data, "test_sources": spaced}
+    words = {
+        w for k in ("predictions", "references", "test_sources") for t in data[k] for w in t.split()
+    }
+    tokenizer = _word_tokenizer(words, clean_up=True)
+    changed = sum(
+        tokenizer.decode(tokenizer(t)["input_ids"], skip_special_tokens=True) != t for t in spaced
+    )
+    assert changed == sum("," in t for t in spaced[::3]) > 0
+    train = {"source": data["train_sources"], "target": data["train_targets"]}
+    with pytest.warns(
+        LossySourcesWarning,
+        match=rf"^{changed} of {N} sources .* encoded \({changed} decode to text that encodes",
+    ):
+        tame_compute_metrics(tokenizer, train=train)(_prediction(tokenizer, data))
+
+
+def test_sources_that_decode_to_themselves_or_are_given_warn_nothing(
+    tokenizer: PreTrainedTokenizerFast, data: dict[str, list[str]]
+) -> None:
+    train = {"source": data["train_sources"], "target": data["train_targets"]}
+    words = {w for k in ("predictions", "references") for t in data[k] for w in t.split()}
+    lossy = _word_tokenizer(words)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossySourcesWarning)
+        tame_compute_metrics(tokenizer, train=train)(_prediction(tokenizer, data))
+        # The real sources given: the decoded inputs are not read.
+        given = tame_compute_metrics(lossy, train=train, sources=data["test_sources"])
+        given(_prediction(lossy, data))

@@ -1,7 +1,8 @@
 """The audit file: one test set's audit (exposures, TM hypotheses and the
 TM's per-segment statistics) as one Arrow file in the cache's ``audit/``
 folder, named by its key. Its metadata carries the key, the corpus size and
-fingerprint and a proof over every value of every column; a file is read
+fingerprint, the side check's exposures (``retrieval/sides.py``) and a proof
+over them and every value of every column; a file is read
 back only after a full validation and that proof, and a damaged or foreign
 one is removed (with a ``CacheWarning``) so that it is recomputed."""
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from tame_mt_metric.digest import PROOF, proof, proved
 from tame_mt_metric.errors import CacheWarning
 from tame_mt_metric.files import regular_file, write_arrow
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
+from tame_mt_metric.retrieval.sides import SideExposure
 
 __all__ = ["AUDIT_FORMAT", "Audit", "audit_path", "load_audit", "save_audit"]
 
@@ -38,6 +40,8 @@ class Audit:
     tm_statistics: dict[str, list[list[int]]]
     train_fingerprint: str
     from_cache: bool = False
+    # The test set's exposures to a sample of the corpus on each side (None: not measured).
+    sides: SideExposure | None = None
 
 
 # Neighbour fields in the order of its constructor.
@@ -93,6 +97,7 @@ def _to_table(audit: Audit, key: str) -> pa.Table:
         "num_train": str(audit.exposures.num_train),
         "train_fingerprint": audit.train_fingerprint,
         "strategy": audit.exposures.strategy,
+        "sides": json.dumps(None if audit.sides is None else asdict(audit.sides)),
     }
     meta[PROOF] = proof(meta, _lines(_columns(table)))
     return table.replace_schema_metadata(meta)
@@ -136,7 +141,15 @@ def _from_table(table: pa.Table, key: str, num_items: int, statistics: set[str])
     if set(stats) != statistics:
         raise ValueError(f"statistics of {sorted(stats)}, expected {sorted(statistics)}")
     fingerprint = meta[b"train_fingerprint"].decode()
-    return Audit(exposures, cols["tm_hyp"], stats, fingerprint, from_cache=True)
+    sides = json.loads(meta[b"sides"])
+    return Audit(
+        exposures,
+        cols["tm_hyp"],
+        stats,
+        fingerprint,
+        from_cache=True,
+        sides=None if sides is None else SideExposure(**sides),
+    )
 
 
 def audit_path(cache: CacheOptions, key: str) -> Path:

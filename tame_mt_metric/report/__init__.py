@@ -1,7 +1,8 @@
 """The TAME report of a system, built in steps from an audit:
 
 1. ``audit``: the train-aware half (exposures and the TM candidates of one test
-   set, cached, on the local or the Ray engine);
+   set, cached, on the local or the Ray engine; ``swapped_sides``, whether the
+   corpus's sides read the wrong way round, measured with it);
 2. ``tm_baseline``: the translation-memory hypotheses;
 3. ``exposure_summary``: means, exact rates, PairLeak, bin counts;
 4. ``scores``: BLEU/chrF/spBLEU from sacrebleu's sufficient statistics

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from tame_mt_metric._version import __version__
@@ -25,6 +26,7 @@ from tame_mt_metric.errors import CacheWarning, InvalidOptionError
 from tame_mt_metric.progress import progress
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.scores import Scorers, statistics_names
+from tame_mt_metric.report.swapped_sides import side_check
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
@@ -32,6 +34,7 @@ from tame_mt_metric.retrieval.exposure import (
     Exposures,
     TrainingIndex,
 )
+from tame_mt_metric.retrieval.sides import FirstRows
 from tame_mt_metric.retrieval.strategy import choose_strategy
 from tame_mt_metric.scale.shards import stream_audit, tm_from_candidates
 
@@ -81,10 +84,11 @@ def _local_audit(
     config: TameConfig,
     cache: CacheOptions,
     index: TrainingIndex | None = None,
+    first_rows: FirstRows | None = None,
 ) -> tuple[Exposures, list[str]]:
     """Exposures and TM hypotheses on this machine: searched in an index (``index``,
     the cache's, or one built) or one streaming pass over the corpus's blocks,
-    whichever ``_choose`` picks."""
+    whichever ``_choose`` picks; ``first_rows`` keeps the first rows of that pass."""
     retrieval = config.retrieval
     strategy, index = _choose(train, sources, references, retrieval, cache, index)
     if strategy == "indexed":
@@ -100,6 +104,8 @@ def _local_audit(
     # The corpus is fingerprinted apart (the cache key; a stream as it is read).
     with progress("auditing", train.known_rows()) as advance:
         blocks = train.blocks(retrieval.block_rows)
+        if first_rows is not None:
+            blocks = first_rows.watch(blocks)
         exposures, candidates, _ = stream_audit(blocks, 0, sources, references, retrieval, advance)
     return exposures, tm_from_candidates(exposures, candidates, config.tm_zero_policy)
 
@@ -177,6 +183,8 @@ def run_audit(
         found = load_audit(path, key, len(sources), statistics_names(config))
         if found is not None and _belongs(found, train):
             return _remember(recent, found)
+    # A stream read once is sampled by its first rows as the audit reads them.
+    first = FirstRows() if isinstance(train, TrainingStream) else None
     if config.engine == "ray" and index is None:
         if isinstance(train, TrainingStream):
             raise InvalidOptionError(
@@ -195,9 +203,12 @@ def run_audit(
         )
         exposures, tm = merged.exposures, merged.tm_hypotheses
     else:
-        exposures, tm = _local_audit(train, sources, references, config, cache, index)
-    tm_statistics = Scorers.for_references(config, references).statistics(tm).rows()
-    audit = Audit(exposures, tm, tm_statistics, train.fingerprint)
+        exposures, tm = _local_audit(train, sources, references, config, cache, index, first)
+    # The side check runs in the core (without the GIL) while sacrebleu scores the TM.
+    with ThreadPoolExecutor(1, "tame-mt-sides") as background:
+        sides = background.submit(side_check, train, sources, references, config, first)
+        tm_statistics = Scorers.for_references(config, references).statistics(tm).rows()
+        audit = Audit(exposures, tm, tm_statistics, train.fingerprint, sides=sides.result())
     if cache.enabled:
         key = audit_key(cache.key_of(train), sources, references, config)
         path = audit_path(cache, key)

@@ -4,7 +4,11 @@ returns, the JSON report, per-segment diagnostics and the warnings.
 Warnings (each documented in the README):
 - some test pairs occur exactly in training (pair exact overlap > 0);
 - PairLeak@t is at least 1% for a configured leak threshold t (the highest such t is named);
-- the TM baseline reaches half the system's score or more (first configured metric);
+- the system scores at or below its TM baseline (first configured metric, both scores
+  named), or else the TM baseline reaches half the system's score or more (neither
+  when every prediction is empty: an audit without a system);
+- the training sides look swapped (``swapped_sides.py``: the test sources nearer a
+  sample of the training targets than of its sources);
 - the near or far bin holds fewer items than ``min_bin_size_warning``;
 - GenGap is undefined because the near or far bin is empty.
 """
@@ -26,8 +30,11 @@ from tame_mt_metric.report.exposure_summary import (
     SideSummary,
     rows_in_bins,
 )
+from tame_mt_metric.report.labels import metric_label, rate_text, score_text
 from tame_mt_metric.report.scores import SegmentStatistics
+from tame_mt_metric.report.swapped_sides import swapped_warning
 from tame_mt_metric.retrieval.exposure import Exposures
+from tame_mt_metric.retrieval.sides import SideExposure
 
 if TYPE_CHECKING:
     from tame_mt_metric.report.curve import Band
@@ -82,33 +89,61 @@ def bin_scores(
     return out
 
 
+def _tm_warnings(config: TameConfig, system: dict[str, float], tm: dict[str, float]) -> list[str]:
+    """The TM baseline against the system, on the first configured metric: a system
+    at or below its nearest-neighbour translation memory is told so (both scores);
+    a TM at half the system's score or more explains a share of it."""
+    metric = config.metrics[0]
+    name = metric_label(metric, config.chrf_word_order)
+    ours, theirs = system[metric], tm[metric]
+    if math.isnan(ours) or math.isnan(theirs):
+        return []
+    if theirs >= ours:
+        relation, does = ("equal to", "as high") if theirs == ours else ("below", "higher")
+        return [
+            f"System {name} ({score_text(ours)}) is {relation} its translation-memory "
+            f"baseline, TM-{name} ({score_text(theirs)}): copying the target of each item's "
+            f"nearest training source scores {does}. Check that the outputs are in the target "
+            "language and in the references' order."
+        ]
+    if theirs >= TM_SHARE_WARNING * ours:
+        return [
+            f"TM-{name} ({score_text(theirs)}) is {theirs / ours:.1%} of system {name} "
+            f"({score_text(ours)}): a nearest-neighbour translation memory explains a "
+            "substantial share of the raw score."
+        ]
+    return []
+
+
 def warnings_for(
     config: TameConfig,
     summary: ExposureSummary,
     system: dict[str, float],
     tm: dict[str, float],
     bins: dict[str, BinScores],
+    sides: SideExposure | None = None,
+    has_system: bool = True,
 ) -> list[str]:
+    """The report's warnings; ``sides``: the audit's side check, where it was made;
+    ``has_system`` False (every prediction empty: an audit without a system, as the
+    ``audit`` command makes) leaves the TM baseline unjudged."""
     found = []
     if summary.pair.exact_overlap > 0:
         found.append(
-            f"{summary.pair.exact_overlap:.2%} of test source/reference pairs occur exactly in "
-            "training: report exact-pair overlap apart from general MT quality."
+            f"{rate_text(summary.pair.exact_overlap)} of test source/reference pairs occur "
+            "exactly in training: report exact-pair overlap apart from general MT quality."
         )
     leaking = [t for t, rate in summary.pair_leak.items() if rate >= LEAK_WARNING_RATE]
     if leaking:
         t = leaking[-1]
         found.append(
-            f"{summary.pair_leak[t]:.2%} of test pairs have pair exposure >= {t}: raw scores "
-            "may partly reflect train-test near-duplication."
+            f"{rate_text(summary.pair_leak[t])} of test pairs have pair exposure >= "
+            f"{t}: raw scores may partly reflect train-test near-duplication."
         )
-    metric = config.metrics[0]
-    if system[metric] > 0 and tm[metric] >= TM_SHARE_WARNING * system[metric]:
-        found.append(
-            f"TM-{metric.upper()} is {tm[metric] / system[metric]:.1%} of system "
-            f"{metric.upper()}: a nearest-neighbour translation memory explains a substantial "
-            "share of the raw score."
-        )
+    if has_system:
+        found += _tm_warnings(config, system, tm)
+    if (swap := swapped_warning(sides)) is not None:
+        found.append(swap)
     for name in ("near", "far"):
         if bins[name].count < config.min_bin_size_warning:
             found.append(

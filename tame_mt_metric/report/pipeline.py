@@ -241,7 +241,9 @@ def report_from_audit(
         system=system,
         tm=tm_scores,
         bins=bins,
-        warnings=warnings_for(config, summary, system, tm_scores, bins),
+        warnings=warnings_for(
+            config, summary, system, tm_scores, bins, audit.sides, any(predictions)
+        ),
         data={
             "num_train": num_train,
             "num_test": len(predictions),

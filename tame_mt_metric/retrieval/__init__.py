@@ -3,7 +3,8 @@ training source, target and pair by character n-gram Jaccard similarity.
 
 Owns the retrieval settings (``config``), normalisation and gram sets
 (``grams``), checked inputs (``inputs``), the training corpus and its
-fingerprint (``corpus``), the two strategies' API (``exposure``) and the
+fingerprint (``corpus``), the two strategies' API (``exposure``), the test
+set's exposure to a sample of each training side (``sides``) and the
 plain-Python brute force every answer is held to (``reference``).
 
 May import: ``tame_mt_core``, ``tame_mt_metric.errors``, ``tame_mt_metric.digest``;
