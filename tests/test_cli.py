@@ -786,6 +786,11 @@ def test_errors_speak_the_command_lines_words(files: dict[str, Path]) -> None:
     assert truncated.startswith(
         f"tame-mt-metric: error: --train-src {cut}: a truncated gzip file: it ends after line "
     )
+    no_index = cli("score", "--index", files["root"], *test, "--ref", files["ref"], check=1).stderr
+    assert no_index == (
+        f"tame-mt-metric: error: --index {files['root']}: not an index folder (it holds no "
+        "manifest.json; `tame-mt-metric index build --out` makes one)\n"
+    )
 
 
 def test_the_flores_model_message_names_the_option(tmp_path: Path) -> None:

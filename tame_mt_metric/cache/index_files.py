@@ -127,6 +127,11 @@ def write_index(
 def read_manifest(folder: Path) -> dict[str, Any]:
     if not folder.is_dir():
         raise IndexFileError(f"{folder}: not an index folder (no such folder)")
+    if not (folder / MANIFEST).exists():
+        raise IndexFileError(
+            f"{folder}: not an index folder (it holds no {MANIFEST}; "
+            "`tame-mt-metric index build --out` makes one)"
+        )
     try:
         manifest = json.loads(read_small(folder / MANIFEST, "index manifest").decode("utf-8"))
     except (OSError, ValueError) as exc:
