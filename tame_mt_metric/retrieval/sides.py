@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.corpus import Block, TrainingCorpus, TrainingStream
-from tame_mt_metric.retrieval.exposure import Exposures, find_exposures
+from tame_mt_metric.retrieval.exposure import Exposures, stream_exposures
 from tame_mt_metric.retrieval.text_files import TextFiles
 
 __all__ = [
@@ -97,13 +97,17 @@ def measure_sides(
     """The side exposures of a test set (up to ``SAMPLE_ITEMS`` of its items) to a
     sample of training rows, under the retrieval settings of ``config``."""
     # One pass over the sample with the test set indexed: the cheaper way at this
-    # size (the test items outnumber the rows, and the sides share few grams).
-    config = replace(config or RetrievalConfig(), top_k=1, strategy="streaming")
+    # size (the test items outnumber the rows, and the sides share few grams). It
+    # is streamed without choosing a strategy, so that the only strategy the log
+    # names is the report's own.
+    config = replace(config or RetrievalConfig(), top_k=1)
     items = spread(len(sources), SAMPLE_ITEMS)
     test = [sources[i] for i in items]
     refs = [list(references[i]) for i in items]
-    s_to_s, r_to_t = _means(find_exposures(train_sources, train_targets, test, refs, config))
-    s_to_t, r_to_s = _means(find_exposures(train_targets, train_sources, test, refs, config))
+    straight = zip(train_sources, train_targets, strict=True)
+    crossed = zip(train_targets, train_sources, strict=True)
+    s_to_s, r_to_t = _means(stream_exposures(straight, test, refs, config))
+    s_to_t, r_to_s = _means(stream_exposures(crossed, test, refs, config))
     return SideExposure(len(train_sources), len(items), s_to_s, s_to_t, r_to_t, r_to_s)
 
 
