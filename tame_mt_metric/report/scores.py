@@ -29,7 +29,7 @@ from tame_mt_metric.report.spbleu import find_model, spbleu_metric
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics", "statistics_names"]
+__all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics", "resampler", "statistics_names"]
 
 SACREBLEU_VERSION: str = sacrebleu.__version__
 
@@ -97,36 +97,9 @@ class SegmentStatistics:
         ]
 
     def resampler(self, rows: Sequence[int]) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
-        """Scores of resamples of the given segments: the returned function takes
-        ``counts`` (``counts[b, j]``: how often resample ``b`` draws segment
-        ``rows[j]``) and gives each metric's score of every resample. Corpus
-        metrics re-sum the statistics (integers, so exact) and sacrebleu scores
-        the sums; a sentence mean averages the drawn segments' scores."""
-        import numpy as np
-
-        prepared = []
-        for d in self._defs:
-            metric = self._metrics[d.statistics]
-            chosen = [self._stats[d.statistics][i] for i in rows]
-            if d.sentence_mean:
-                sentence = [metric._compute_score_from_stats(s).score for s in chosen]
-                column = np.array(sentence, dtype=np.float64) / len(rows)
-                prepared.append((d.name, metric, column, True))
-            else:
-                prepared.append((d.name, metric, np.array(chosen, dtype=np.float64), False))
-
-        def score(counts: np.ndarray) -> dict[str, np.ndarray]:
-            out = {}
-            for name, metric, values, mean in prepared:
-                if mean:
-                    out[name] = counts @ values
-                    continue
-                sums = np.rint(counts @ values).astype(np.int64).tolist()
-                scores = [metric._compute_score_from_stats(s).score for s in sums]
-                out[name] = np.array(scores, dtype=np.float64)
-            return out
-
-        return score
+        """Scores of resamples of the given segments (``resampler`` of this one)."""
+        joint = resampler([self], rows)
+        return lambda counts: joint(counts)[0]
 
     def score(self, rows: Sequence[int] | None = None) -> dict[str, float]:
         """Scores (0-100) of the given segments (all by default); nan for none."""
@@ -143,6 +116,55 @@ class SegmentStatistics:
             else:
                 out[d.name] = float(metric._compute_score_from_stats(_column_sums(chosen)).score)
         return out
+
+
+def resampler(
+    statistics: Sequence[SegmentStatistics], rows: Sequence[int]
+) -> Callable[[np.ndarray], list[dict[str, np.ndarray]]]:
+    """Scores of resamples of the given segments, for several hypothesis sets
+    on the same resamples (a system and its TM baseline): the returned function
+    takes ``counts`` (``counts[b, j]``: how often resample ``b`` draws segment
+    ``rows[j]``) and gives, for each set, each metric's score of every
+    resample. Corpus metrics re-sum the statistics (integers, so exact; every
+    set's statistics in one matrix product) and score the sums of all
+    resamples at once as sacrebleu scores each (``batch_scores``); a sentence
+    mean averages the drawn segments' scores."""
+    import numpy as np
+
+    from tame_mt_metric.report.batch_scores import score_rows
+
+    blocks: list[np.ndarray] = []
+    columns: dict[tuple[int, str], slice] = {}
+    means: list[dict[str, np.ndarray]] = []
+    for k, stats in enumerate(statistics):
+        means.append({})
+        for d in stats._defs:
+            segments = stats._stats[d.statistics]
+            width = len(segments[0]) if segments else 0
+            chosen = np.array([segments[i] for i in rows], np.int64).reshape(len(rows), width)
+            if d.sentence_mean:
+                sentence = score_rows(stats._metrics[d.statistics], chosen)
+                means[k][d.name] = sentence / len(rows)
+            elif (k, d.statistics) not in columns:
+                first = sum(b.shape[1] for b in blocks)
+                blocks.append(chosen.astype(np.float64))
+                columns[k, d.statistics] = slice(first, first + width)
+    values = np.hstack(blocks) if blocks else np.zeros((len(rows), 0))
+
+    def score(counts: np.ndarray) -> list[dict[str, np.ndarray]]:
+        sums = np.rint(counts @ values).astype(np.int64)
+        out: list[dict[str, np.ndarray]] = []
+        for k, stats in enumerate(statistics):
+            out.append({})
+            for d in stats._defs:
+                if d.sentence_mean:
+                    out[k][d.name] = counts @ means[k][d.name]
+                else:
+                    metric = stats._metrics[d.statistics]
+                    out[k][d.name] = score_rows(metric, sums[:, columns[k, d.statistics]])
+        return out
+
+    return score
 
 
 def statistics_names(config: TameConfig) -> set[str]:
