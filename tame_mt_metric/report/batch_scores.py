@@ -124,12 +124,13 @@ def _chrf_rows(metric: CHRF, sums: np.ndarray) -> np.ndarray:
     eps = 1e-16
     factor = metric.beta**2
     rows = sums.shape[0]
+    columns = np.ascontiguousarray(sums.T, dtype=np.float64)
     score = np.zeros(rows)
     avg_prec, avg_rec = np.zeros(rows), np.zeros(rows)
     effective_order = np.zeros(rows, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(order):
-            n_hyp, n_ref, n_match = (sums[:, 3 * i + k].astype(np.float64) for k in range(3))
+            n_hyp, n_ref, n_match = columns[3 * i : 3 * i + 3]
             prec = np.where(n_hyp > 0, n_match / n_hyp, eps)
             rec = np.where(n_ref > 0, n_match / n_ref, eps)
             denom = factor * prec + rec

@@ -79,6 +79,33 @@ class SegmentStatistics:
         self._defs = defs
         self._metrics = metrics
         self._stats = stats
+        # Made on first use by the resampler: every segment's statistics as one
+        # array, and the sentence scores of a sentence mean.
+        self._arrays: dict[str, np.ndarray] = {}
+        self._sentences: dict[str, np.ndarray] = {}
+
+    def _array(self, name: str) -> np.ndarray:
+        """The statistics ``name`` of every segment, one row each (integers held
+        exactly as floats, for the matrix product)."""
+        import numpy as np
+
+        found = self._arrays.get(name)
+        if found is None:
+            segments = self._stats[name]
+            width = len(segments[0]) if segments else 0
+            found = np.array(segments, dtype=np.float64).reshape(len(segments), width)
+            self._arrays[name] = found
+        return found
+
+    def _sentence_scores(self, name: str) -> np.ndarray:
+        """Every segment's own score by the metric of statistics ``name``."""
+        from tame_mt_metric.report.batch_scores import score_rows
+
+        found = self._sentences.get(name)
+        if found is None:
+            found = score_rows(self._metrics[name], self._array(name).astype("int64"))
+            self._sentences[name] = found
+        return found
 
     def rows(self) -> dict[str, list[list[int]]]:
         """The per-segment statistics by sacrebleu metric (what an audit caches)."""
@@ -133,22 +160,19 @@ def resampler(
 
     from tame_mt_metric.report.batch_scores import score_rows
 
+    chosen = np.asarray(rows, dtype=np.intp)
     blocks: list[np.ndarray] = []
     columns: dict[tuple[int, str], slice] = {}
     means: list[dict[str, np.ndarray]] = []
     for k, stats in enumerate(statistics):
         means.append({})
         for d in stats._defs:
-            segments = stats._stats[d.statistics]
-            width = len(segments[0]) if segments else 0
-            chosen = np.array([segments[i] for i in rows], np.int64).reshape(len(rows), width)
             if d.sentence_mean:
-                sentence = score_rows(stats._metrics[d.statistics], chosen)
-                means[k][d.name] = sentence / len(rows)
+                means[k][d.name] = stats._sentence_scores(d.statistics)[chosen] / len(rows)
             elif (k, d.statistics) not in columns:
                 first = sum(b.shape[1] for b in blocks)
-                blocks.append(chosen.astype(np.float64))
-                columns[k, d.statistics] = slice(first, first + width)
+                blocks.append(stats._array(d.statistics)[chosen])
+                columns[k, d.statistics] = slice(first, first + blocks[-1].shape[1])
     values = np.hstack(blocks) if blocks else np.zeros((len(rows), 0))
 
     def score(counts: np.ndarray) -> list[dict[str, np.ndarray]]:
