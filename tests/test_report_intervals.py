@@ -456,3 +456,16 @@ PINNED_DIGESTS = {
 @pytest.mark.parametrize("name", PINNED_CONFIGS)
 def test_every_resample_scores_the_pinned_floats(name: str) -> None:
     assert _resampled_digest(name) == PINNED_DIGESTS[name]
+
+
+@pytest.mark.parametrize("work", [1, 7 * 5 * 3, 1 << 18])
+def test_the_resample_product_in_pieces_is_the_whole_product(
+    work: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tame_mt_metric.report import scores
+
+    rng = np.random.default_rng(5)
+    counts = rng.poisson(1.0, size=(23, 7)).astype(np.float64)
+    values = rng.integers(0, 10**6, size=(7, 5)).astype(np.float64)
+    monkeypatch.setattr(scores, "PRODUCT_WORK", work)  # one row a piece, three, all
+    assert (scores._product(counts, values) == counts @ values).all()

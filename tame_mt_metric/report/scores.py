@@ -145,6 +145,25 @@ class SegmentStatistics:
         return out
 
 
+# The most work (rows x inner x columns) of one matrix product of resample
+# counts and statistics: OpenBLAS, numpy's own, runs a product this small on
+# the calling thread, where a larger one wakes its worker threads, and those
+# then spin between products, taking a core from the interpreter's own work
+# on a machine of few cores. The sums are integers, so exact in any order.
+PRODUCT_WORK = 1 << 18
+
+
+def _product(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``counts @ values``, a few rows of ``counts`` at a time."""
+    import numpy as np
+
+    rows = max(1, PRODUCT_WORK // max(1, values.shape[0] * values.shape[1]))
+    out: np.ndarray = np.empty((counts.shape[0], values.shape[1]))
+    for start in range(0, counts.shape[0], rows):
+        np.matmul(counts[start : start + rows], values, out=out[start : start + rows])
+    return out
+
+
 def resampler(
     statistics: Sequence[SegmentStatistics], rows: Sequence[int]
 ) -> Callable[[np.ndarray], list[dict[str, np.ndarray]]]:
@@ -176,7 +195,7 @@ def resampler(
     values = np.hstack(blocks) if blocks else np.zeros((len(rows), 0))
 
     def score(counts: np.ndarray) -> list[dict[str, np.ndarray]]:
-        sums = np.rint(counts @ values).astype(np.int64)
+        sums = np.rint(_product(counts, values)).astype(np.int64)
         out: list[dict[str, np.ndarray]] = []
         for k, stats in enumerate(statistics):
             out.append({})
