@@ -1,6 +1,7 @@
 """Bootstrap confidence intervals of every score of a report, from the
 per-segment statistics it already keeps: each resample of test items re-sums
-those statistics (never rescoring text), and sacrebleu scores the sums.
+those statistics (never rescoring text), and the sums are scored as sacrebleu
+scores them (``scores.resampler``: all resamples of a group at once).
 
 Items are resampled with replacement within the group a score is about: the
 whole test set for the system and TM scores, each bin for its own scores. The
