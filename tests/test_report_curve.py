@@ -93,3 +93,14 @@ def test_each_band_scores_its_items_as_sacrebleu_does(config: TameConfig) -> Non
 def test_bad_curve_settings_are_typed_errors(option: str, value: object) -> None:
     with pytest.raises(InvalidOptionError, match=option):
         TameConfig.from_options(**{option: value})
+
+
+def test_exposures_a_float_cannot_tell_apart_are_ordered_exactly() -> None:
+    third = Fraction(1, 3)
+    above = third + Fraction(1, 10**30)  # the same float as a third
+    assert float(above) == float(third) and above > third
+    values = [above, third, Fraction(0), above, third, Fraction(1)]
+    bands = bands_of(values, 3, None)
+    # Sorted: 0, third, third, above, above, 1; each cut moved past its ties.
+    assert [rows for _, _, rows in bands] == [[1, 2, 4], [0, 3], [5]]
+    assert [(low, high) for low, high, _ in bands] == [(0, third), (above, above), (1, 1)]

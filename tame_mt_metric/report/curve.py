@@ -50,7 +50,9 @@ def bands_of(
             rows = [i for i, e in enumerate(exposures) if low <= e and (e < high or last)]
             out.append((low, high, rows))
         return out
-    order = sorted(range(len(exposures)), key=lambda i: (exposures[i], i))
+    # By exposure, then row. A float is compared first: float() never reverses
+    # the order of two fractions, so only those of equal floats compare exactly.
+    order = sorted(range(len(exposures)), key=lambda i: (float(exposures[i]), exposures[i], i))
     n = len(order)
     cuts = [0]
     for k in range(1, bands):

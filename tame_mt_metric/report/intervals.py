@@ -1,6 +1,7 @@
 """Bootstrap confidence intervals of every score of a report, from the
 per-segment statistics it already keeps: each resample of test items re-sums
-those statistics (never rescoring text), and sacrebleu scores the sums.
+those statistics (never rescoring text), and the sums are scored as sacrebleu
+scores them (``scores.resampler``: all resamples of a group at once).
 
 Items are resampled with replacement within the group a score is about: the
 whole test set for the system and TM scores, each bin for its own scores. The
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tame_mt_metric.report.exposure_summary import rows_in_bins
-from tame_mt_metric.report.scores import SegmentStatistics
+from tame_mt_metric.report.scores import SegmentStatistics, resampler
 
 __all__ = ["Interval", "band_intervals", "resample_chunks", "resample_counts", "score_intervals"]
 
@@ -89,11 +90,8 @@ def _samples(
     (none for an empty group)."""
     if not rows:
         return {}, {}
-    score_system, score_tm = system.resampler(rows), tm.resampler(rows)
-    parts = [
-        (score_system(counts), score_tm(counts))
-        for counts in resample_chunks(len(rows), n_bootstrap, seed, group)
-    ]
+    score = resampler([system, tm], rows)
+    parts = [score(counts) for counts in resample_chunks(len(rows), n_bootstrap, seed, group)]
 
     def joined(side: int) -> Samples:
         return {m: np.concatenate([p[side][m] for p in parts]) for m in parts[0][side]}

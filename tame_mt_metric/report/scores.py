@@ -29,7 +29,7 @@ from tame_mt_metric.report.spbleu import find_model, spbleu_metric
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics", "statistics_names"]
+__all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics", "resampler", "statistics_names"]
 
 SACREBLEU_VERSION: str = sacrebleu.__version__
 # The statistics sacrebleu's BLEU reads (what has a BLEU breakdown).
@@ -81,6 +81,33 @@ class SegmentStatistics:
         self._defs = defs
         self._metrics = metrics
         self._stats = stats
+        # Made on first use by the resampler: every segment's statistics as one
+        # array, and the sentence scores of a sentence mean.
+        self._arrays: dict[str, np.ndarray] = {}
+        self._sentences: dict[str, np.ndarray] = {}
+
+    def _array(self, name: str) -> np.ndarray:
+        """The statistics ``name`` of every segment, one row each (integers held
+        exactly as floats, for the matrix product)."""
+        import numpy as np
+
+        found = self._arrays.get(name)
+        if found is None:
+            segments = self._stats[name]
+            width = len(segments[0]) if segments else 0
+            found = np.array(segments, dtype=np.float64).reshape(len(segments), width)
+            self._arrays[name] = found
+        return found
+
+    def _sentence_scores(self, name: str) -> np.ndarray:
+        """Every segment's own score by the metric of statistics ``name``."""
+        from tame_mt_metric.report.batch_scores import score_rows
+
+        found = self._sentences.get(name)
+        if found is None:
+            found = score_rows(self._metrics[name], self._array(name).astype("int64"))
+            self._sentences[name] = found
+        return found
 
     def rows(self) -> dict[str, list[list[int]]]:
         """The per-segment statistics by sacrebleu metric (what an audit caches)."""
@@ -99,36 +126,9 @@ class SegmentStatistics:
         ]
 
     def resampler(self, rows: Sequence[int]) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
-        """Scores of resamples of the given segments: the returned function takes
-        ``counts`` (``counts[b, j]``: how often resample ``b`` draws segment
-        ``rows[j]``) and gives each metric's score of every resample. Corpus
-        metrics re-sum the statistics (integers, so exact) and sacrebleu scores
-        the sums; a sentence mean averages the drawn segments' scores."""
-        import numpy as np
-
-        prepared = []
-        for d in self._defs:
-            metric = self._metrics[d.statistics]
-            chosen = [self._stats[d.statistics][i] for i in rows]
-            if d.sentence_mean:
-                sentence = [metric._compute_score_from_stats(s).score for s in chosen]
-                column = np.array(sentence, dtype=np.float64) / len(rows)
-                prepared.append((d.name, metric, column, True))
-            else:
-                prepared.append((d.name, metric, np.array(chosen, dtype=np.float64), False))
-
-        def score(counts: np.ndarray) -> dict[str, np.ndarray]:
-            out = {}
-            for name, metric, values, mean in prepared:
-                if mean:
-                    out[name] = counts @ values
-                    continue
-                sums = np.rint(counts @ values).astype(np.int64).tolist()
-                scores = [metric._compute_score_from_stats(s).score for s in sums]
-                out[name] = np.array(scores, dtype=np.float64)
-            return out
-
-        return score
+        """Scores of resamples of the given segments (``resampler`` of this one)."""
+        joint = resampler([self], rows)
+        return lambda counts: joint(counts)[0]
 
     def bleu_details(self, rows: Sequence[int] | None = None) -> dict[str, dict[str, Any] | None]:
         """BLEU's breakdown of the given segments (all by default) for each BLEU-like
@@ -169,6 +169,71 @@ class SegmentStatistics:
             else:
                 out[d.name] = float(metric._compute_score_from_stats(_column_sums(chosen)).score)
         return out
+
+
+# The most work (rows x inner x columns) of one matrix product of resample
+# counts and statistics: OpenBLAS, numpy's own, runs a product this small on
+# the calling thread, where a larger one wakes its worker threads, and those
+# then spin between products, taking a core from the interpreter's own work
+# on a machine of few cores. The sums are integers, so exact in any order.
+PRODUCT_WORK = 1 << 18
+
+
+def _product(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``counts @ values``, a few rows of ``counts`` at a time."""
+    import numpy as np
+
+    rows = max(1, PRODUCT_WORK // max(1, values.shape[0] * values.shape[1]))
+    out: np.ndarray = np.empty((counts.shape[0], values.shape[1]))
+    for start in range(0, counts.shape[0], rows):
+        np.matmul(counts[start : start + rows], values, out=out[start : start + rows])
+    return out
+
+
+def resampler(
+    statistics: Sequence[SegmentStatistics], rows: Sequence[int]
+) -> Callable[[np.ndarray], list[dict[str, np.ndarray]]]:
+    """Scores of resamples of the given segments, for several hypothesis sets
+    on the same resamples (a system and its TM baseline): the returned function
+    takes ``counts`` (``counts[b, j]``: how often resample ``b`` draws segment
+    ``rows[j]``) and gives, for each set, each metric's score of every
+    resample. Corpus metrics re-sum the statistics (integers, so exact; every
+    set's statistics in one matrix product) and score the sums of all
+    resamples at once as sacrebleu scores each (``batch_scores``); a sentence
+    mean averages the drawn segments' scores."""
+    import numpy as np
+
+    from tame_mt_metric.report.batch_scores import score_rows
+
+    chosen = np.asarray(rows, dtype=np.intp)
+    blocks: list[np.ndarray] = []
+    columns: dict[tuple[int, str], slice] = {}
+    means: list[dict[str, np.ndarray]] = []
+    for k, stats in enumerate(statistics):
+        means.append({})
+        for d in stats._defs:
+            if d.sentence_mean:
+                means[k][d.name] = stats._sentence_scores(d.statistics)[chosen] / len(rows)
+            elif (k, d.statistics) not in columns:
+                first = sum(b.shape[1] for b in blocks)
+                blocks.append(stats._array(d.statistics)[chosen])
+                columns[k, d.statistics] = slice(first, first + blocks[-1].shape[1])
+    values = np.hstack(blocks) if blocks else np.zeros((len(rows), 0))
+
+    def score(counts: np.ndarray) -> list[dict[str, np.ndarray]]:
+        sums = np.rint(_product(counts, values)).astype(np.int64)
+        out: list[dict[str, np.ndarray]] = []
+        for k, stats in enumerate(statistics):
+            out.append({})
+            for d in stats._defs:
+                if d.sentence_mean:
+                    out[k][d.name] = counts @ means[k][d.name]
+                else:
+                    metric = stats._metrics[d.statistics]
+                    out[k][d.name] = score_rows(metric, sums[:, columns[k, d.statistics]])
+        return out
+
+    return score
 
 
 def statistics_names(config: TameConfig) -> set[str]:
