@@ -29,6 +29,7 @@ from tame_mt_metric.scale.shards import (
     merge_partials,
     shard_ranges,
 )
+from tests.test_json_schemas import V1, _rows, _valid
 
 ROWS = 2 * SHARD_ALIGN + 517  # three shards, the last one short
 
@@ -230,3 +231,16 @@ def test_shards_from_the_command_line_merge_to_the_full_score(
     full = json.loads((tmp_path / "full.json").read_text(encoding="utf-8"))
     for key in ("signature", "quality", "exposure", "bins", "generalization_gap", "warnings"):
         assert merged[key] == full[key], key
+    # Without a system, the merged report is an audit's (quality null); in the v1
+    # shape, report and segments validate against the v1 schemas.
+    out = ["--json-out", tmp_path / "audit.json", "--segment-out", tmp_path / "seg.jsonl"]
+    _cli("merge", *parts, *test, *out, "--quiet")
+    audit = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))
+    assert audit["quality"] is None and audit["exposure"] == full["exposure"]
+    _valid("tame-mt-metric.report", audit)
+    _cli("merge", *parts, *test, "--hyp", tmp_path / "hyp.zu", *out, *V1, "--quiet")
+    v1 = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))
+    _valid("tame-mt-v1.report", v1)
+    assert v1["quality"]["system"] == full["quality"]["system"]
+    for row in _rows(tmp_path / "seg.jsonl"):
+        _valid("tame-mt-v1.segment", row)

@@ -9,6 +9,7 @@ from pathlib import Path
 from tame_mt_metric.cli.common import (
     add_output_options,
     add_report_options,
+    add_schema_option,
     config_from,
     read_aligned,
     write_json,
@@ -20,6 +21,7 @@ from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.report.audit import Audit
 from tame_mt_metric.report.pipeline import TameResult, report_from_audit
 from tame_mt_metric.report.scores import Scorers
+from tame_mt_metric.report.v1_schema import V1, v1_report
 from tame_mt_metric.retrieval.exposure import Exposures
 from tame_mt_metric.retrieval.text_files import TextFiles
 from tame_mt_metric.scale.shards import (
@@ -83,11 +85,15 @@ def _merge(args: argparse.Namespace) -> int:
     exposures = Exposures(merged.exposures.items, merged.num_train, "streaming")
     result = TameResult(report, exposures, merged.tm_hypotheses, audit.tm_statistics)
     if args.segment_out:
-        write_segments(args.segment_out, result, sources, refs, hyps if args.hyp else None, {})
+        given = hyps if args.hyp else None
+        write_segments(args.segment_out, result, sources, refs, given, {}, args.output_schema)
     if args.tm_out:
         write_lines(args.tm_out, merged.tm_hypotheses)
     if args.json_out:
-        write_json(args.json_out, report.as_json())
+        document = report.as_json(system=bool(args.hyp))
+        if args.output_schema == V1:
+            document = v1_report(document, config, exposures)
+        write_json(args.json_out, document)
     if not args.quiet:
         print(render_report(report))
     return 0
@@ -105,4 +111,5 @@ def register(
     merge.add_argument("--hyp", type=Path, help="also score this system")
     add_report_options(merge)
     add_output_options(merge)
+    add_schema_option(merge)
     merge.set_defaults(run=_merge)
