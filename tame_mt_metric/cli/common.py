@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import fields
 from fractions import Fraction
@@ -25,8 +25,9 @@ from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import atomic_path, regular_file
 from tame_mt_metric.progress import PROGRESS_ENV
 from tame_mt_metric.report.config import METRICS, TameConfig
-from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1
+from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1, v1_report
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tame_mt_metric.retrieval.exposure import Exposures
 from tame_mt_metric.retrieval.inputs import TEST_ITEMS_ENV, max_test_items, read_lines
 from tame_mt_metric.retrieval.text_files import TextFiles
 
@@ -40,6 +41,7 @@ __all__ = [
     "add_schema_option",
     "add_train_options",
     "config_from",
+    "json_document",
     "read_aligned",
     "training_corpus",
     "write_json",
@@ -269,6 +271,20 @@ def write_jsonl(
             json.dump(sidecar[1](lines_digest), side, ensure_ascii=False, indent=1)
             side.write("\n")
     return lines_digest
+
+
+def json_document(
+    args: argparse.Namespace,
+    document: dict[str, Any],
+    config: TameConfig,
+    exposures: Exposures,
+    timings: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """The JSON report in the shape ``--output-schema`` names; ``timings``: the
+    stages' seconds, which the v1 shape carries."""
+    if args.output_schema == V1:
+        return v1_report(document, config, exposures, timings)
+    return document
 
 
 def add_schema_option(parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,6 @@ bundled real example)."""
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 from pathlib import Path
 
@@ -21,7 +20,7 @@ __all__ = ["register"]
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    threads = RetrievalConfig().resolved_threads() or os.cpu_count()
+    threads = RetrievalConfig().worker_threads()
     entries = list_entries()
     core_folder = Path(_core.__file__).parent
     print(f"tame-mt-metric {__version__}, core {_core.__version__} (tame-mt-core, {core_folder})")

@@ -12,7 +12,7 @@ from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import TameReport
 from tame_mt_metric.report.exposure_summary import ExposureSummary, SideSummary
 from tame_mt_metric.report.labels import exposure_text, metric_label, rate_text, score_text
-from tame_mt_metric.report.scores import metric_defs
+from tame_mt_metric.report.scores import same_numbers
 
 __all__ = ["metric_rows", "render_exposure", "render_report"]
 
@@ -22,11 +22,8 @@ def metric_rows(config: TameConfig) -> list[tuple[str, str, list[str]]]:
     each distinct score of ``config.metrics``, in order. Two keys are one number
     when they read the same sacrebleu statistics the same way; the label then
     names both: ``chrF++ (chrf = chrf++)``."""
-    groups: dict[tuple[str, bool], list[str]] = {}
-    for d in metric_defs(config):
-        groups.setdefault((d.statistics, d.sentence_mean), []).append(d.name)
     rows = []
-    for keys in groups.values():
+    for keys in same_numbers(config.metrics, config.chrf_word_order):
         label = metric_label(keys[0], config.chrf_word_order)
         if len(keys) > 1:
             label += f" ({' = '.join(keys)})"

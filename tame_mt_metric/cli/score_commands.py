@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from tame_mt_metric.cache.corpus_file import open_with_text
 from tame_mt_metric.cli.common import (
@@ -16,6 +15,7 @@ from tame_mt_metric.cli.common import (
     add_schema_option,
     add_train_options,
     config_from,
+    json_document,
     read_aligned,
     training_corpus,
     write_json,
@@ -32,7 +32,6 @@ from tame_mt_metric.cli.compare_command import (
 from tame_mt_metric.cli.human import render_exposure, render_report
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
-from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import TameReport, source_audit_json
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.html import neighbour_texts, render_html
@@ -40,7 +39,7 @@ from tame_mt_metric.report.pipeline import backend_of, report_from_audit, score_
 from tame_mt_metric.report.scores import SACREBLEU_VERSION
 from tame_mt_metric.report.significance import TM, comparison
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
-from tame_mt_metric.report.v1_schema import V1, v1_report, v1_segment_rows
+from tame_mt_metric.report.v1_schema import V1, v1_segment_rows
 from tame_mt_metric.retrieval.exposure import Exposures, find_exposures
 
 __all__ = ["register"]
@@ -64,19 +63,6 @@ def _texts(args: argparse.Namespace) -> dict[str, bool]:
     }
 
 
-def _document(
-    args: argparse.Namespace,
-    document: dict[str, Any],
-    config: TameConfig,
-    exposures: Exposures,
-    stages: Stages,
-) -> dict[str, Any]:
-    """The JSON report in the shape --output-schema names."""
-    if args.output_schema == V1:
-        return v1_report(document, config, exposures, stages.timings)
-    return document
-
-
 def _finish(
     args: argparse.Namespace,
     report: TameReport,
@@ -87,7 +73,7 @@ def _finish(
     neighbours: dict[int, str] | None = None,
 ) -> None:
     if args.json_out:
-        document = _document(args, report.as_json(), report.config, exposures, stages)
+        document = json_document(args, report.as_json(), report.config, exposures, stages.timings)
         write_json(args.json_out, document)
     if args.html_out:
         page = render_html(report, texts=texts, sources=sources, neighbours=neighbours)
@@ -168,7 +154,8 @@ def _audit(args: argparse.Namespace) -> int:
             if args.json_out:
                 document = result.report.as_json(system=False)
                 write_json(
-                    args.json_out, _document(args, document, config, result.exposures, stages)
+                    args.json_out,
+                    json_document(args, document, config, result.exposures, stages.timings),
                 )
             if args.tm_out:
                 write_lines(args.tm_out, result.tm_hypotheses)
@@ -211,7 +198,9 @@ def _audit(args: argparse.Namespace) -> int:
                     backend_of(config, exposures.strategy),
                     {"sacrebleu": SACREBLEU_VERSION},
                 )
-                write_json(args.json_out, _document(args, document, config, exposures, stages))
+                write_json(
+                    args.json_out, json_document(args, document, config, exposures, stages.timings)
+                )
     if not args.quiet:
         print("\n".join(render_exposure(summary)))
     return 0
@@ -302,7 +291,9 @@ def _score_cached_batch(args: argparse.Namespace) -> int:
     with stages.stage("write outputs"):
         for name, report in reports:
             if args.json_out_dir:
-                document = _document(args, report.as_json(), report.config, exposures, stages)
+                document = json_document(
+                    args, report.as_json(), report.config, exposures, stages.timings
+                )
                 write_json(args.json_out_dir / f"{name}.tame.json", document)
             if not args.quiet:
                 print(f"== {name}\n{render_report(report)}\n")

@@ -11,6 +11,7 @@ from tame_mt_metric.cli.common import (
     add_report_options,
     add_schema_option,
     config_from,
+    json_document,
     read_aligned,
     write_json,
     write_lines,
@@ -21,7 +22,6 @@ from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.report.audit import Audit
 from tame_mt_metric.report.pipeline import TameResult, report_from_audit
 from tame_mt_metric.report.scores import Scorers
-from tame_mt_metric.report.v1_schema import V1, v1_report
 from tame_mt_metric.retrieval.exposure import Exposures
 from tame_mt_metric.retrieval.text_files import TextFiles
 from tame_mt_metric.scale.shards import (
@@ -91,9 +91,7 @@ def _merge(args: argparse.Namespace) -> int:
         write_lines(args.tm_out, merged.tm_hypotheses)
     if args.json_out:
         document = report.as_json(system=bool(args.hyp))
-        if args.output_schema == V1:
-            document = v1_report(document, config, exposures)
-        write_json(args.json_out, document)
+        write_json(args.json_out, json_document(args, document, config, exposures))
     if not args.quiet:
         print(render_report(report))
     return 0

@@ -34,7 +34,7 @@ from tame_mt_metric.retrieval.exposure import (
     Exposures,
     TrainingIndex,
 )
-from tame_mt_metric.retrieval.sides import FirstRows
+from tame_mt_metric.retrieval.sides import KeptRows, sample_rows
 from tame_mt_metric.retrieval.strategy import choose_strategy
 from tame_mt_metric.scale.shards import stream_audit, tm_from_candidates
 
@@ -84,11 +84,11 @@ def _local_audit(
     config: TameConfig,
     cache: CacheOptions,
     index: TrainingIndex | None = None,
-    first_rows: FirstRows | None = None,
+    kept: KeptRows | None = None,
 ) -> tuple[Exposures, list[str]]:
     """Exposures and TM hypotheses on this machine: searched in an index (``index``,
     the cache's, or one built) or one streaming pass over the corpus's blocks,
-    whichever ``_choose`` picks; ``first_rows`` keeps the first rows of that pass."""
+    whichever ``_choose`` picks; ``kept`` keeps the side check's rows on that pass."""
     retrieval = config.retrieval
     strategy, index = _choose(train, sources, references, retrieval, cache, index)
     if strategy == "indexed":
@@ -104,8 +104,8 @@ def _local_audit(
     # The corpus is fingerprinted apart (the cache key; a stream as it is read).
     with progress("auditing", train.known_rows()) as advance:
         blocks = train.blocks(retrieval.block_rows)
-        if first_rows is not None:
-            blocks = first_rows.watch(blocks)
+        if kept is not None:
+            blocks = kept.watch(blocks)
         exposures, candidates, _ = stream_audit(blocks, 0, sources, references, retrieval, advance)
     return exposures, tm_from_candidates(exposures, candidates, config.tm_zero_policy)
 
@@ -183,8 +183,8 @@ def run_audit(
         found = load_audit(path, key, len(sources), statistics_names(config))
         if found is not None and _belongs(found, train):
             return _remember(recent, found)
-    # A stream read once is sampled by its first rows as the audit reads them.
-    first = FirstRows() if isinstance(train, TrainingStream) else None
+    # A corpus read by passes is sampled as the audit's own pass reads it.
+    kept = sample_rows(train)
     if config.engine == "ray" and index is None:
         if isinstance(train, TrainingStream):
             raise InvalidOptionError(
@@ -203,10 +203,10 @@ def run_audit(
         )
         exposures, tm = merged.exposures, merged.tm_hypotheses
     else:
-        exposures, tm = _local_audit(train, sources, references, config, cache, index, first)
+        exposures, tm = _local_audit(train, sources, references, config, cache, index, kept)
     # The side check runs in the core (without the GIL) while sacrebleu scores the TM.
     with ThreadPoolExecutor(1, "tame-mt-sides") as background:
-        sides = background.submit(side_check, train, sources, references, config, first)
+        sides = background.submit(side_check, train, sources, references, config, kept)
         tm_statistics = Scorers.for_references(config, references).statistics(tm).rows()
         audit = Audit(exposures, tm, tm_statistics, train.fingerprint, sides=sides.result())
     if cache.enabled:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from tame_mt_metric.report.document import TameReport
 from tame_mt_metric.report.exposure_summary import BINS
 from tame_mt_metric.report.labels import exposure_text, metric_label, rate_text, score_text
+from tame_mt_metric.report.scores import same_numbers
 
 if TYPE_CHECKING:
     from tame_mt_metric.report.intervals import Interval
@@ -96,8 +97,9 @@ def _e(text: object) -> str:
 
 def _score_name(metric: str, metrics: Sequence[str], word_order: int) -> str:
     label = metric_label(metric, word_order)
-    if metric == "chrf++" and "chrf" in metrics and metric_label("chrf", word_order) == label:
-        return f"{label} (the same as the chrf field)"  # one score, one name, said once
+    for keys in same_numbers(metrics, word_order):  # one score, one name, said once
+        if metric in keys[1:]:
+            return f"{label} (the same as the {keys[0]} field)"
     return label
 
 

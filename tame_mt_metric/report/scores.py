@@ -29,7 +29,14 @@ from tame_mt_metric.report.spbleu import find_model, spbleu_metric
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["SACREBLEU_VERSION", "Scorers", "SegmentStatistics", "resampler", "statistics_names"]
+__all__ = [
+    "SACREBLEU_VERSION",
+    "Scorers",
+    "SegmentStatistics",
+    "resampler",
+    "same_numbers",
+    "statistics_names",
+]
 
 SACREBLEU_VERSION: str = sacrebleu.__version__
 # The statistics sacrebleu's BLEU reads (what has a BLEU breakdown).
@@ -45,15 +52,33 @@ class MetricDef:
     sentence_mean: bool = False
 
 
-def metric_defs(config: TameConfig) -> list[MetricDef]:
+def _defs(metrics: Sequence[str], chrf_word_order: int) -> list[MetricDef]:
     defs = {
         "bleu": MetricDef("bleu", "bleu"),
-        "chrf": MetricDef("chrf", f"chrf_wo{config.chrf_word_order}"),
+        "chrf": MetricDef("chrf", f"chrf_wo{chrf_word_order}"),
         "spbleu": MetricDef("spbleu", "spbleu"),
         "chrf++": MetricDef("chrf++", "chrf_wo2"),
         "chrf++_avg": MetricDef("chrf++_avg", "chrf_wo2", sentence_mean=True),
     }
-    return [defs[name] for name in config.metrics]
+    return [defs[name] for name in metrics]
+
+
+def metric_defs(config: TameConfig) -> list[MetricDef]:
+    return _defs(config.metrics, config.chrf_word_order)
+
+
+def same_numbers(metrics: Sequence[str], chrf_word_order: int) -> list[list[str]]:
+    """The metric keys grouped by the number they give, in order: keys that read
+    the same sacrebleu statistics the same way (``chrf`` and ``chrf++`` at word
+    order 2) are one number, which every human surface shows once.
+
+    >>> same_numbers(["bleu", "chrf", "chrf++"], 2), same_numbers(["chrf", "chrf++"], 0)
+    ([['bleu'], ['chrf', 'chrf++']], [['chrf'], ['chrf++']])
+    """
+    groups: dict[tuple[str, bool], list[str]] = {}
+    for d in _defs(metrics, chrf_word_order):
+        groups.setdefault((d.statistics, d.sentence_mean), []).append(d.name)
+    return list(groups.values())
 
 
 def _sacrebleu_metric(name: str, config: TameConfig, streams: list[list[str]]) -> Any:

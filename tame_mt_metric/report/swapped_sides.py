@@ -28,7 +28,7 @@ import time
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.labels import exposure_text
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
-from tame_mt_metric.retrieval.sides import FirstRows, SideExposure, measure_sides, sample_of
+from tame_mt_metric.retrieval.sides import KeptRows, SideExposure, measure_sides, sample_of
 
 log = logging.getLogger("tame_mt_metric")
 
@@ -53,12 +53,12 @@ def side_check(
     sources: list[str],
     references: list[list[str]],
     config: TameConfig,
-    first_rows: FirstRows | None = None,
+    kept: KeptRows | None = None,
 ) -> SideExposure | None:
     """The side exposures of the test set to a sample of ``train`` (None where a
     stream left no sample)."""
     started = time.perf_counter()
-    sample = sample_of(train, first_rows)
+    sample = sample_of(train, kept)
     if sample is None:
         return None
     sides = measure_sides(*sample, sources, references, config.retrieval)

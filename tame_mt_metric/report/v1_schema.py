@@ -17,7 +17,6 @@ neighbour and its exposure) and keeps raw text only where it was asked for.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -98,15 +97,6 @@ def _side(ours: Mapping[str, Any] | None, values: Sequence[Fraction]) -> dict[st
     }
 
 
-def _threads(config: TameConfig) -> int:
-    """The core's worker threads: those set, else one per core this process may use."""
-    chosen = config.retrieval.resolved_threads()
-    if chosen:
-        return chosen
-    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    return len(usable) if usable else os.cpu_count() or 1
-
-
 def _peak_memory() -> dict[str, int | None]:
     """The process's peak resident memory, where the platform tells it."""
     try:
@@ -177,7 +167,7 @@ def v1_report(
         "approx_validation": None,  # every run is exact
         "performance": {
             "backend": backend["name"],
-            "threads": _threads(config),
+            "threads": config.retrieval.worker_threads(),
             "index_reused": backend["index_reused"],
             "timings_sec": dict(timings or {}),
             "memory": _peak_memory(),

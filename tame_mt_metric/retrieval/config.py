@@ -140,6 +140,15 @@ class RetrievalConfig:
             ) from exc
         return _check_int(THREADS_ENV, value, 1, MAX_THREADS)
 
+    def worker_threads(self) -> int:
+        """The core's worker threads: those set, else one per processor this process
+        may run on (as the core's pool counts them)."""
+        chosen = self.resolved_threads()
+        if chosen:
+            return chosen
+        usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        return len(usable) if usable else os.cpu_count() or 1
+
     def normalization_name(self) -> str:
         name = "nfkc_ws"
         if self.lowercase:

@@ -6,9 +6,9 @@ than its sources, and the references nearer its sources. This module measures;
 the report decides what counts as swapped (``report/swapped_sides.py``).
 
 The sample is deterministic: up to ``SAMPLE_ROWS`` training rows spread evenly
-over a corpus at hand (a Dataset, a table or lists read by row; text files in one
-pass that stops after the last row wanted), or a stream's first rows as the
-audit reads them (``FirstRows``); and up to ``SAMPLE_ITEMS`` test items spread
+over a corpus at hand (a Dataset, a table or lists read by row; text files
+kept as the audit's pass reads them, ``KeptRows``), or a stream's first rows,
+kept the same way; and up to ``SAMPLE_ITEMS`` test items spread
 evenly. No number of the report depends on it.
 
 >>> sides = measure_sides(["the house"], ["das Haus"], ["das Haus"], [["the house"]])
@@ -30,10 +30,11 @@ from tame_mt_metric.retrieval.text_files import TextFiles
 __all__ = [
     "SAMPLE_ITEMS",
     "SAMPLE_ROWS",
-    "FirstRows",
+    "KeptRows",
     "SideExposure",
     "measure_sides",
     "sample_of",
+    "sample_rows",
     "spread",
 ]
 
@@ -111,59 +112,71 @@ def measure_sides(
     return SideExposure(len(train_sources), len(items), s_to_s, s_to_t, r_to_t, r_to_s)
 
 
-class FirstRows:
-    """The first ``limit`` rows of a corpus kept as its blocks pass (a stream read
-    once has no other time to be sampled).
+class KeptRows:
+    """Some training rows (increasing) kept as a pass's blocks go by: the side
+    check's sample read on the audit's own pass, with no pass of its own (a
+    stream read once has no other time to be sampled).
 
-    >>> first = FirstRows(3)
-    >>> [len(s) for s, _ in first.watch([(["a", "b"], ["x", "y"]), (["c", "d"], ["z", "w"])])]
+    >>> kept = KeptRows(range(3))
+    >>> [len(s) for s, _ in kept.watch([(["a", "b"], ["x", "y"]), (["c", "d"], ["z", "w"])])]
     [2, 2]
-    >>> first.sources, first.targets
-    (['a', 'b', 'c'], ['x', 'y', 'z'])
+    >>> kept.sources, kept.targets, kept.complete
+    (['a', 'b', 'c'], ['x', 'y', 'z'], True)
     """
 
-    def __init__(self, limit: int = SAMPLE_ROWS) -> None:
-        self.limit = limit
+    def __init__(self, rows: Iterable[int]) -> None:
+        self.rows = list(rows)
         self.sources: list[str] = []
         self.targets: list[str] = []
+        self._first = 0  # the first row of the next block
+
+    @property
+    def complete(self) -> bool:
+        return len(self.sources) == len(self.rows)
+
+    def take(self, block: Block) -> None:
+        """Keep the wanted rows of the next block."""
+        src, tgt = block
+        while not self.complete and self.rows[len(self.sources)] < self._first + len(src):
+            at = self.rows[len(self.sources)] - self._first
+            self.sources.append(src[at])
+            self.targets.append(tgt[at])
+        self._first += len(src)
 
     def watch(self, blocks: Iterable[Block]) -> Iterator[Block]:
         for block in blocks:
-            take = min(self.limit - len(self.sources), len(block[0]))
-            if take > 0:
-                self.sources += [block[0][i] for i in range(take)]
-                self.targets += [block[1][i] for i in range(take)]
+            self.take(block)
             yield block
 
 
-def _rows_of_blocks(blocks: Iterable[Block], rows: list[int]) -> tuple[list[str], list[str]]:
-    """Both sides of some rows (increasing) from a corpus's blocks, in one pass
-    that stops after the last one."""
-    sources: list[str] = []
-    targets: list[str] = []
-    first = at = 0
-    for src, tgt in blocks:
-        while at < len(rows) and rows[at] < first + len(src):
-            sources.append(src[rows[at] - first])
-            targets.append(tgt[rows[at] - first])
-            at += 1
-        first += len(src)
-        if at == len(rows):
-            break
-    return sources, targets
+def sample_rows(train: TrainingCorpus | TrainingStream) -> KeptRows | None:
+    """The rows the side check reads, to be kept on the audit's pass where a
+    corpus is read by passes (a stream: its first rows; text files: rows spread
+    evenly); None for a corpus read by row."""
+    if isinstance(train, TrainingStream):
+        return KeptRows(range(SAMPLE_ROWS))
+    if isinstance(train, TextFiles):
+        return KeptRows(spread(train.num_rows, SAMPLE_ROWS))
+    return None
 
 
 def sample_of(
-    train: TrainingCorpus | TrainingStream, first_rows: FirstRows | None = None
+    train: TrainingCorpus | TrainingStream, kept: KeptRows | None = None
 ) -> tuple[list[str], list[str]] | None:
-    """The training rows the side check reads: spread evenly over a corpus at hand,
-    a stream's first rows as ``first_rows`` kept them (None when it kept none)."""
+    """The training rows the side check reads: those ``kept`` on the audit's pass
+    (a stream's first rows: None when it kept none), else spread evenly over a
+    corpus at hand (text files read up to the last one wanted)."""
     if isinstance(train, TrainingStream):
-        if first_rows is None or not first_rows.sources:
+        if kept is None or not kept.sources:
             return None
-        return first_rows.sources, first_rows.targets
+        return kept.sources, kept.targets
+    if kept is not None and not kept.complete:  # no pass was made (an index answered)
+        for block in train.blocks(1 << 16):
+            kept.take(block)
+            if kept.complete:
+                break
+    if kept is not None:
+        return kept.sources, kept.targets
     rows = spread(train.num_rows, SAMPLE_ROWS)
-    if isinstance(train, TextFiles):
-        return _rows_of_blocks(train.blocks(1 << 16), rows)
     sources, targets = train.sources_at(rows), train.targets_at(rows)
     return [sources[r] for r in rows], [targets[r] for r in rows]
