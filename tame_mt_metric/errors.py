@@ -76,6 +76,7 @@ for _made_by_core in (
     MisalignedInputError,
 ):
     _made_by_core.__module__ = __name__
+del _made_by_core
 
 
 class CoreImportError(TameError, ImportError):
