@@ -8,7 +8,14 @@ __all__ = [
     "INDEX_FORMAT_VERSION",
     "ArrowTexts",
     "CorpusFingerprint",
+    "EmptyCorpusError",
+    "GramSettings",
+    "IndexFileError",
+    "InputTextError",
+    "InvalidOptionError",
+    "MisalignedInputError",
     "StreamingAudit",
+    "TameError",
     "TrainingIndex",
     "__version__",
     "count_grams",
@@ -20,27 +27,37 @@ __version__: str
 INDEX_FORMAT_VERSION: int
 FINGERPRINT_BLOCK_ROWS: int
 
-def normalize(
-    text: str,
-    lowercase: bool = False,
-    strip_diacritics: bool = False,
-    normalize_punctuation: bool = False,
-) -> str: ...
-def grams(
-    text: str,
-    orders: list[int],
-    lowercase: bool = False,
-    strip_diacritics: bool = False,
-    normalize_punctuation: bool = False,
-) -> list[str]: ...
-def count_grams(
-    texts: list[str],
-    orders: list[int],
-    lowercase: bool = False,
-    strip_diacritics: bool = False,
-    normalize_punctuation: bool = False,
-    threads: int = 0,
-) -> int: ...
+class TameError(Exception): ...
+class InvalidOptionError(TameError, ValueError): ...
+class MisalignedInputError(TameError, ValueError): ...
+class InputTextError(TameError, ValueError): ...
+class EmptyCorpusError(TameError, ValueError): ...
+class IndexFileError(TameError, ValueError): ...
+
+@final
+class GramSettings:
+    def __new__(
+        cls,
+        orders: Sequence[int],
+        lowercase: bool = False,
+        strip_diacritics: bool = False,
+        normalize_punctuation: bool = False,
+    ) -> GramSettings: ...
+    @property
+    def orders(self) -> tuple[int, ...]: ...
+    @property
+    def lowercase(self) -> bool: ...
+    @property
+    def strip_diacritics(self) -> bool: ...
+    @property
+    def normalize_punctuation(self) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[type[GramSettings], tuple[list[int], bool, bool, bool]]: ...
+
+def normalize(text: str, settings: GramSettings) -> str: ...
+def grams(text: str, settings: GramSettings) -> list[str]: ...
+def count_grams(texts: list[str], settings: GramSettings, threads: int = 0) -> int: ...
 
 @final
 class ArrowTexts:
@@ -63,10 +80,7 @@ class StreamingAudit:
         cls,
         sources: list[str],
         references: list[list[str]],
-        orders: list[int],
-        lowercase: bool = False,
-        strip_diacritics: bool = False,
-        normalize_punctuation: bool = False,
+        settings: GramSettings,
         top_k: int = 1,
         block_rows: int = 65536,
         threads: int = 0,
@@ -88,10 +102,7 @@ class TrainingIndex:
         cls,
         sources: _Texts,
         targets: _Texts,
-        orders: list[int],
-        lowercase: bool = False,
-        strip_diacritics: bool = False,
-        normalize_punctuation: bool = False,
+        settings: GramSettings,
         threads: int = 0,
         progress: Callable[[int], object] | None = None,
     ) -> TrainingIndex: ...
@@ -109,10 +120,7 @@ class TrainingIndex:
     def from_arrays(
         arrays: dict[str, tuple[Any, int]],
         rows: int,
-        orders: list[int],
-        lowercase: bool = False,
-        strip_diacritics: bool = False,
-        normalize_punctuation: bool = False,
+        settings: GramSettings,
         threads: int = 0,
         full: bool = False,
     ) -> TrainingIndex: ...

@@ -1,7 +1,14 @@
 """The package's exceptions: one root, leaves that also subclass the built-in
-they resemble, so ``except ValueError`` keeps working."""
+they resemble, so ``except ValueError`` keeps working.
+
+The root, ``TameError``, and the errors the core raises (``InvalidOptionError``,
+``MisalignedInputError``, ``InputTextError``, ``EmptyCorpusError``,
+``IndexFileError``) are created by the compiled core, ``tame_mt_core``, and
+re-exported here; the others are the package's own, defined on that root."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 __all__ = [
     "CacheWarning",
@@ -23,32 +30,58 @@ __all__ = [
 ]
 
 
-class TameError(Exception):
-    """Root of every error raised by tame_mt_metric."""
+def _stand_in(name: str, *bases: type) -> type:
+    """A class named as one of the core's, for a process without a usable core."""
+    return type(name, bases, {"__doc__": f"Stands in for tame_mt_core.{name}: no usable core."})
+
+
+if TYPE_CHECKING:
+    from tame_mt_core import (
+        EmptyCorpusError,
+        IndexFileError,
+        InputTextError,
+        InvalidOptionError,
+        MisalignedInputError,
+        TameError,
+    )
+else:
+    try:
+        from tame_mt_core import (
+            EmptyCorpusError,
+            IndexFileError,
+            InputTextError,
+            InvalidOptionError,
+            MisalignedInputError,
+            TameError,
+        )
+    except ImportError:
+        # No core, or one without its errors: importing the package raises
+        # CoreImportError (``_version.check_core``) before anything else runs,
+        # and these stand-ins let it be made.
+        TameError = _stand_in("TameError", Exception)
+        EmptyCorpusError = _stand_in("EmptyCorpusError", TameError, ValueError)
+        IndexFileError = _stand_in("IndexFileError", TameError, ValueError)
+        InputTextError = _stand_in("InputTextError", TameError, ValueError)
+        InvalidOptionError = _stand_in("InvalidOptionError", TameError, ValueError)
+        MisalignedInputError = _stand_in("MisalignedInputError", TameError, ValueError)
+
+# Users meet the core's classes here: tracebacks, doctests and pickles name this
+# module, where they are imported from (as numpy's ``set_module`` does).
+for _made_by_core in (
+    TameError,
+    EmptyCorpusError,
+    IndexFileError,
+    InputTextError,
+    InvalidOptionError,
+    MisalignedInputError,
+):
+    _made_by_core.__module__ = __name__
+del _made_by_core
 
 
 class CoreImportError(TameError, ImportError):
     """The compiled core (the ``tame-mt-core`` distribution) is not installed, or
     is of another version than this package needs."""
-
-
-class InvalidOptionError(TameError, ValueError):
-    """An option or argument has a value outside its domain."""
-
-
-class MisalignedInputError(TameError, ValueError):
-    """Inputs that must be aligned differ: line-aligned inputs have different lengths,
-    or keyed inputs (directions) cover different keys."""
-
-
-class EmptyCorpusError(TameError, ValueError):
-    """The training corpus has no rows."""
-
-
-class InputTextError(TameError, ValueError):
-    """An input item is not text (None, bytes, a number), a file is not valid UTF-8,
-    or a row of a score table is malformed (wrong column count, a score out of
-    range, an empty field, a repeated rating)."""
 
 
 class InputTooLargeError(TameError, ValueError):
@@ -68,10 +101,6 @@ class EmptyTestSetError(TameError, ValueError):
 
 class MissingColumnError(TameError, ValueError):
     """A training dataset lacks a column the options name."""
-
-
-class IndexFileError(TameError, ValueError):
-    """A saved index is missing, truncated, corrupted, foreign or of another format."""
 
 
 class SegmentFileError(TameError, ValueError):

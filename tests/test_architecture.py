@@ -181,7 +181,7 @@ def test_the_old_paths_name_the_same_objects() -> None:
 
 # The core (core/src): the shared base at the top level, one folder per
 # strategy; a strategy uses the base only, the base uses nothing above it, and
-# only lib.rs and python.rs (the bindings) see everything.
+# only lib.rs and python/ (the bindings) see everything.
 CORE = PACKAGE.parent / "core" / "src"
 CORE_ALLOWED: Mapping[str, frozenset[str]] = {
     "base": frozenset({"base"}),
@@ -236,10 +236,11 @@ def core_wrong_way(edges: Mapping[str, set[str]]) -> list[str]:
 
 
 def test_the_core_has_a_folder_per_strategy_over_the_base() -> None:
-    assert {p.name for p in CORE.iterdir() if p.is_dir()} == {"indexed", "streaming"}
+    assert {p.name for p in CORE.iterdir() if p.is_dir()} == {"indexed", "python", "streaming"}
     edges = core_edges()
     assert core_wrong_way(edges) == []
-    assert "indexed" in edges["python.rs"] and "streaming" in edges["python.rs"]
+    bindings = set().union(*(used for path, used in edges.items() if path.startswith("python/")))
+    assert "indexed" in bindings and "streaming" in bindings
 
 
 @pytest.mark.parametrize(
@@ -247,8 +248,8 @@ def test_the_core_has_a_folder_per_strategy_over_the_base() -> None:
     [
         ("exposure.rs", "use crate::indexed::block::Block;"),
         ("indexed/search.rs", "use crate::streaming::StreamingAudit;"),
-        ("streaming/probe.rs", "use crate::{score::Hit, TrainingIndex};"),
-        ("score.rs", "fn f() { crate::python::x(); }"),
+        ("streaming/probe.rs", "use crate::{jaccard::Hit, TrainingIndex};"),
+        ("jaccard.rs", "fn f() { crate::python::x(); }"),
     ],
 )
 def test_a_wrong_way_use_in_the_core_is_caught(path: str, source: str) -> None:

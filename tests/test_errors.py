@@ -110,7 +110,7 @@ def test_core_takes_no_bare_string_for_a_list() -> None:
     import tame_mt_core as _core
 
     with pytest.raises(InvalidOptionError, match="texts: expected a list of strings, got str"):
-        _core.count_grams("abc", [3])  # type: ignore[arg-type]
+        _core.count_grams("abc", _core.GramSettings([3]))  # type: ignore[arg-type]
 
 
 def test_feeds_name_the_global_row() -> None:
@@ -280,3 +280,37 @@ def test_a_cache_folder_that_is_a_file_is_named(tmp_path: Path) -> None:
     )
     with pytest.raises(InvalidOptionError, match=f"tame_cache_dir.*{path} exists and is not a"):
         metric.compute(predictions=["x"], references=["x"], sources=["a"])
+
+
+def test_the_core_makes_the_errors_the_package_raises() -> None:
+    import pickle
+
+    import tame_mt_core as _core
+
+    import tame_mt_metric.errors as errors
+
+    for name in (
+        "TameError",
+        "InvalidOptionError",
+        "MisalignedInputError",
+        "InputTextError",
+        "EmptyCorpusError",
+        "IndexFileError",
+    ):
+        made = getattr(_core, name)
+        assert getattr(errors, name) is made
+        assert made.__module__ == "tame_mt_metric.errors"  # where users import it from
+        raised = pickle.loads(pickle.dumps(made("message")))
+        assert type(raised) is made and str(raised) == "message"
+    assert issubclass(errors.CoreImportError, _core.TameError)
+    assert issubclass(errors.MissingModelError, _core.TameError)
+
+
+def test_the_core_raises_no_untyped_value_error() -> None:
+    import tame_mt_core as _core
+
+    with pytest.raises(InvalidOptionError, match='block_digests: not a block digest: "xyz"'):
+        _core.CorpusFingerprint.combine(["xyz"])
+    strided = memoryview(bytearray(16))[::2]
+    with pytest.raises(InvalidOptionError, match=r"arrays\[\"postings\"\]: the buffer is not"):
+        _core.TrainingIndex.from_arrays({"postings": (strided, 0)}, 1, _core.GramSettings([3]))

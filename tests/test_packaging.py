@@ -102,3 +102,37 @@ def test_the_error_is_an_import_error_of_the_project() -> None:
 @pytest.mark.parametrize("name", ["StreamingAudit", "TrainingIndex", "CorpusFingerprint"])
 def test_core_classes_live_in_the_core_module(name: str) -> None:
     assert getattr(tame_mt_core, name).__module__ == "tame_mt_core"
+
+
+@pytest.mark.parametrize(
+    "core_module",
+    [
+        "sys.modules['tame_mt_core'] = None",
+        "fake = types.ModuleType('tame_mt_core'); fake.__version__ = '0.0.1'\n"
+        "sys.modules['tame_mt_core'] = fake",
+    ],
+)
+def test_without_a_usable_core_the_errors_stand_in_for_its_classes(core_module: str) -> None:
+    """The core makes the root of the errors; where it cannot (missing, or a build
+    without them), errors.py stands in for its classes so that the one error left
+    to raise, CoreImportError, is still a TameError and an ImportError."""
+    check = (
+        "try:\n    import tame_mt_metric\nexcept ImportError as exc:\n    caught = exc\n"
+        "errors = sys.modules['tame_mt_metric.errors']\n"
+        "assert type(caught) is errors.CoreImportError\n"
+        "assert isinstance(caught, errors.TameError) and isinstance(caught, ImportError)\n"
+        "for name in ('InvalidOptionError', 'MisalignedInputError', 'InputTextError',\n"
+        "             'EmptyCorpusError', 'IndexFileError', 'InputTooLargeError'):\n"
+        "    leaf = getattr(errors, name)\n"
+        "    assert issubclass(leaf, errors.TameError) and issubclass(leaf, ValueError)\n"
+        "print('stood in')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", f"import sys, types\n{core_module}\n{check}"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stood in"

@@ -69,8 +69,9 @@ def test_ctrl_c_interrupts_a_long_audit() -> None:
     # One call into the core over 20M rows: the interrupt must come from inside it.
     script = textwrap.dedent(
         """
-        from tame_mt_core import StreamingAudit
-        audit = StreamingAudit(["row 5 of a long corpus"], [], [3, 4, 5], block_rows=1000)
+        from tame_mt_core import GramSettings, StreamingAudit
+        settings = GramSettings([3, 4, 5])
+        audit = StreamingAudit(["row 5 of a long corpus"], [], settings, block_rows=1000)
         train = ["row 7 of a long corpus", "another row of text"] * 10_000_000
         print("started", flush=True)
         audit.feed(train, train, 0)

@@ -3,7 +3,7 @@
 //! wins, ties go to the lower row index, so the merge is associative and a
 //! sharded answer equals the single-pass one.
 
-use crate::score::{top_k, Hit};
+use crate::jaccard::{top_k, Hit};
 
 /// A hit that names the best reference for the training row's target (the
 /// lowest reference index among equals): a target-side hit, or the pair.

@@ -22,9 +22,9 @@ pub mod error;
 pub mod exposure;
 pub mod fingerprint;
 pub mod grams;
+pub mod jaccard;
 pub mod normalize;
 pub mod pool;
-pub mod score;
 pub mod test_set;
 
 // The two strategies.
@@ -39,6 +39,6 @@ pub use exposure::{Exposure, TargetHit};
 pub use fingerprint::Fingerprint;
 pub use grams::GramConfig;
 pub use indexed::TrainingIndex;
+pub use jaccard::{Hit, Score};
 pub use normalize::Normalization;
-pub use score::{Hit, Score};
 pub use streaming::StreamingAudit;

@@ -218,12 +218,7 @@ def read_index(folder: Path, config: RetrievalConfig, full: bool = False) -> Tra
     except (KeyError, TypeError, ValueError) as exc:
         raise IndexFileError(f"{folder / MANIFEST}: malformed ({exc!r})") from exc
     core = _core.TrainingIndex.from_arrays(
-        arrays,
-        rows,
-        list(config.ngram_orders),
-        threads=config.resolved_threads(),
-        full=full,
-        **config.normalization_flags(),
+        arrays, rows, config.gram_settings(), threads=config.resolved_threads(), full=full
     )
     return TrainingIndex(core, config)
 

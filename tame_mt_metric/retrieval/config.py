@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+import tame_mt_core as _core
+
 from tame_mt_metric.errors import InvalidOptionError
 
 __all__ = [
@@ -163,6 +165,15 @@ class RetrievalConfig:
         """The settings that can change a retrieval answer, as ``key:value`` pieces."""
         orders = ",".join(str(o) for o in self.ngram_orders)
         return f"norm:{self.normalization_name()}|sim:char_jaccard_{orders}_set|retrieval:exact"
+
+    def gram_settings(self) -> _core.GramSettings:
+        """The core's settings of gram sets (orders and normalisation), the one
+        object every call into the core takes; made once per config."""
+        made: _core.GramSettings | None = self.__dict__.get("_gram_settings")
+        if made is None:
+            made = _core.GramSettings(self.ngram_orders, **self.normalization_flags())
+            object.__setattr__(self, "_gram_settings", made)
+        return made
 
     def normalization_flags(self) -> dict[str, bool]:
         return {

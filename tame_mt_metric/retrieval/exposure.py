@@ -217,10 +217,9 @@ class TrainingIndex:
         core = _core.TrainingIndex(
             sources,
             targets,
-            list(config.ngram_orders),
+            config.gram_settings(),
             threads=config.resolved_threads(),
             progress=progress,
-            **config.normalization_flags(),
         )
         return cls(core, config)
 
@@ -280,11 +279,10 @@ class StreamingAudit:
         self._core = _core.StreamingAudit(
             sources,
             references_per_item(references, len(sources)),
-            list(self.config.ngram_orders),
+            self.config.gram_settings(),
             top_k=self.config.top_k,
             block_rows=self.config.block_rows,
             threads=self.config.resolved_threads(),
-            **self.config.normalization_flags(),
         )
 
     @property

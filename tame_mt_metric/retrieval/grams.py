@@ -23,7 +23,12 @@ def normalize(
     >>> normalize("  \\uff34he\\u00a0 \\u201chouse\\u201d ", normalize_punctuation=True)
     'The "house"'
     """
-    return _core.normalize(text, lowercase, strip_diacritics, normalize_punctuation)
+    flags = RetrievalConfig(
+        lowercase=lowercase,
+        strip_diacritics=strip_diacritics,
+        normalize_punctuation=normalize_punctuation,
+    )
+    return _core.normalize(text, flags.gram_settings())
 
 
 def grams(text: str, config: RetrievalConfig | None = None) -> list[str]:
@@ -33,15 +38,12 @@ def grams(text: str, config: RetrievalConfig | None = None) -> list[str]:
     ['abc', 'abcd', 'bcd']
     """
     config = config or RetrievalConfig()
-    return _core.grams(text, list(config.ngram_orders), **config.normalization_flags())
+    return _core.grams(text, config.gram_settings())
 
 
 def count_grams(texts: Sequence[str], config: RetrievalConfig | None = None) -> int:
     """Normalise every text and count its distinct grams (the floor of any audit)."""
     config = config or RetrievalConfig()
     return _core.count_grams(
-        check_texts("texts", texts),
-        list(config.ngram_orders),
-        threads=config.resolved_threads(),
-        **config.normalization_flags(),
+        check_texts("texts", texts), config.gram_settings(), threads=config.resolved_threads()
     )

@@ -4,7 +4,7 @@
 //! of the pair's target).
 
 use crate::exposure::{rank_target, Exposure, TargetHit};
-use crate::score::{min_score, Bar, Hit, Score};
+use crate::jaccard::{min_score, Bar, Hit, Score};
 
 use super::postings::{Postings, Query};
 use super::search::{prefix_cost, scores_of, search, Limit, Scratch};

@@ -7,7 +7,7 @@
 //! are pruned by their upper bounds as they go (count first, verify later).
 //! A size window, narrowed as the bar rises, cuts every list by a seek.
 
-use crate::score::{top_k, Bar, Hit, Score};
+use crate::jaccard::{top_k, Bar, Hit, Score};
 
 use super::postings::{Postings, Query};
 

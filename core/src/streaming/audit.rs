@@ -11,8 +11,8 @@ use rayon::ThreadPool;
 use crate::error::{invalid, Error, Result};
 use crate::exposure::{Exposure, TargetHit};
 use crate::grams::GramConfig;
+use crate::jaccard::{min_score, overlap, Bar, Hit};
 use crate::pool::pool;
-use crate::score::{min_score, overlap, Bar, Hit};
 use crate::test_set::{check_aligned, prepare};
 
 use super::prefix_index::{GramOrder, PrefixIndex, SLACK};

@@ -14,7 +14,7 @@
 //! the row when its count reaches its bar ([`Thresholds`]), decided exactly
 //! (integers that doubles hold without rounding).
 
-use crate::score::Bar;
+use crate::jaccard::Bar;
 
 use super::fetch::prefetch;
 use super::vocabulary::Text;
@@ -434,7 +434,7 @@ mod tests {
     use super::super::vocabulary::Vocabulary;
     use super::*;
     use crate::grams::Gram;
-    use crate::score::Score;
+    use crate::jaccard::Score;
     use proptest::collection::{btree_set, vec};
     use proptest::prelude::*;
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::score::Bar;
+use crate::jaccard::Bar;
 
 use super::fetch::prefetch;
 use super::vocabulary::Text;
@@ -409,7 +409,7 @@ impl PrefixIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::Score;
+    use crate::jaccard::Score;
     use proptest::collection::{btree_set, vec};
     use proptest::prelude::*;
 

@@ -9,7 +9,7 @@
 //! the texts whose bars it passes.
 
 use crate::exposure::{Exposure, TargetHit};
-use crate::score::{min_score, top_k, Bar, Hit, Score};
+use crate::jaccard::{min_score, top_k, Bar, Hit, Score};
 
 use super::overlaps::{OverlapCounter, OverlapScratch, Thresholds, MOST_GRAMS};
 use super::prefix_index::{min_overlap, PrefixIndex};

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::grams::GramConfig;
-use crate::score::Score;
+use crate::jaccard::Score;
 use crate::test_set::TestItem;
 
 use super::overlaps::OverlapCounter;

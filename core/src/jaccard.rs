@@ -1,4 +1,5 @@
-//! Jaccard scores as exact fractions, and the ranking of neighbours.
+//! The Jaccard similarity of gram sets as exact fractions, and the ranking of
+//! neighbours by it.
 
 use std::cmp::Ordering;
 
