@@ -7,13 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tame_mt_metric import _moved
 from tame_mt_metric._version import __version__, check_core
 
 # Before any module that imports the compiled core: a missing or mismatched
 # core is one clear CoreImportError, not a failure deep in some import.
 check_core()
-_moved.install()  # the modules' paths before the subpackages still import
 
 from tame_mt_core import __version__ as core_version
 
