@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "tame_mt_metric"
 
 # Each group, and the groups it may import (besides itself).
-BASE = ("_version", "errors", "digest", "files", "progress")
+BASE = ("_version", "errors", "digest", "files", "progress", "interpreter")
 ALLOWED: Mapping[str, frozenset[str]] = {
     "base": frozenset(),
     "retrieval": frozenset({"base"}),

@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.report.collector import collector_paused
+from tame_mt_metric.interpreter import collector_paused
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.exposure_summary import (
     ExposureSummary,

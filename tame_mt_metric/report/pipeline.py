@@ -14,13 +14,12 @@ from tame_mt_core import __version__ as core_version
 from tame_mt_metric._version import __version__
 from tame_mt_metric.cache.entries import CacheOptions, find_cached_index
 from tame_mt_metric.errors import EmptyTestSetError, InputTextError
+from tame_mt_metric.interpreter import collector_paused, switching_often
 from tame_mt_metric.report.audit import Audit, run_audit
-from tame_mt_metric.report.collector import collector_paused
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import TameReport, bin_scores, segment_rows, warnings_for
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.scores import SACREBLEU_VERSION, Scorers, SegmentStatistics
-from tame_mt_metric.report.switching import switching_often
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import Exposures, TrainingIndex
 from tame_mt_metric.retrieval.inputs import (
