@@ -41,9 +41,9 @@ __all__ = [
     "add_schema_option",
     "add_train_options",
     "config_from",
+    "corpus_from_options",
     "json_document",
     "read_aligned",
-    "training_corpus",
     "write_json",
     "write_jsonl",
     "write_lines",
@@ -160,7 +160,7 @@ def _dataset(path: Path) -> Any:
     )
 
 
-def training_corpus(args: argparse.Namespace, sources_only: bool = False) -> TrainingCorpus:
+def corpus_from_options(args: argparse.Namespace, sources_only: bool = False) -> TrainingCorpus:
     """The corpus from exactly one of: --train-src/--train-tgt, --train-dataset, --index.
     ``sources_only`` (a source-side audit): --train-src may come alone, and its
     lines stand for both sides."""

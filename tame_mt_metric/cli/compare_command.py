@@ -15,8 +15,8 @@ from tame_mt_metric.cli.common import (
     add_report_options,
     add_train_options,
     config_from,
+    corpus_from_options,
     read_aligned,
-    training_corpus,
     write_json,
     write_text,
 )
@@ -137,7 +137,7 @@ def _compare(args: argparse.Namespace) -> int:
     systems = systems_of(args)
     baseline = baseline_of(args, systems)
     with stages.stage("read inputs"):
-        train = training_corpus(args)
+        train = corpus_from_options(args)
         paths = [args.test_src, *args.ref, *(path for _, path in systems)]
         sources, *rest = read_aligned(paths)
         refs = [list(r) for r in zip(*rest[: len(args.ref)], strict=True)]

@@ -15,9 +15,9 @@ from tame_mt_metric.cli.common import (
     add_schema_option,
     add_train_options,
     config_from,
+    corpus_from_options,
     json_document,
     read_aligned,
-    training_corpus,
     write_json,
     write_jsonl,
     write_lines,
@@ -32,7 +32,7 @@ from tame_mt_metric.cli.compare_command import (
 from tame_mt_metric.cli.human import render_exposure, render_report
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
-from tame_mt_metric.report.document import TameReport, source_audit_json
+from tame_mt_metric.report.document import ReportDocument, source_side_report_json
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.html import neighbour_texts, render_html
 from tame_mt_metric.report.pipeline import backend_of, report_from_audit, score_tame, signature
@@ -65,7 +65,7 @@ def _texts(args: argparse.Namespace) -> dict[str, bool]:
 
 def _finish(
     args: argparse.Namespace,
-    report: TameReport,
+    report: ReportDocument,
     exposures: Exposures,
     stages: Stages,
     texts: dict[str, list[str]] | None = None,
@@ -100,7 +100,7 @@ def _score(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     config = config_from(args)
     with stages.stage("read inputs"):
-        train = training_corpus(args)
+        train = corpus_from_options(args)
         sources, refs, hyps = _test_files(args, hyp=True)
     with stages.stage("audit and score"):
         index = open_with_text(args.index, config.retrieval) if args.index else None
@@ -122,7 +122,7 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _audit(args: argparse.Namespace) -> int:
+def _audit_command(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     config = config_from(args)
     if args.shard:
@@ -131,7 +131,7 @@ def _audit(args: argparse.Namespace) -> int:
         sources, refs, _ = _test_files(args, hyp=False)
         return audit_one_shard(args, sources, refs)
     with stages.stage("read inputs"):
-        train = training_corpus(args, sources_only=not args.ref)
+        train = corpus_from_options(args, sources_only=not args.ref)
         sources, refs, _ = _test_files(args, hyp=False)
     if refs:  # the full audit: what score-cached needs
         with stages.stage("audit"):
@@ -187,7 +187,7 @@ def _audit(args: argparse.Namespace) -> int:
                     "num_refs": 0,
                     "train_fingerprint": train.fingerprint,
                 }
-                document = source_audit_json(
+                document = source_side_report_json(
                     config,
                     signature(
                         config, exposures.num_train, train.fingerprint, exposures.strategy, 0
@@ -210,7 +210,7 @@ def _tm_baseline(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     config = config_from(args)
     with stages.stage("read inputs"):
-        train = training_corpus(args)
+        train = corpus_from_options(args)
         (sources,) = read_aligned([args.test_src])
     with stages.stage("retrieve"):
         exposures = find_exposures(train.sources, train.targets, sources, None, config.retrieval)
@@ -237,7 +237,7 @@ def _tm_baseline(args: argparse.Namespace) -> int:
 
 def _cached_reports(
     args: argparse.Namespace, systems: list[tuple[str, Path]], stages: Stages
-) -> tuple[list[tuple[str, TameReport]], Exposures]:
+) -> tuple[list[tuple[str, ReportDocument]], Exposures]:
     """Each system's report from the segment file, and the exposures it holds."""
     config = config_from(args)
     with stages.stage("read segments"):
@@ -307,7 +307,7 @@ def _score_cached_batch(args: argparse.Namespace) -> int:
 
 
 def _paired(
-    args: argparse.Namespace, reports: list[tuple[str, TameReport]], baseline: str, test: str
+    args: argparse.Namespace, reports: list[tuple[str, ReportDocument]], baseline: str, test: str
 ) -> None:
     """The paired tests of every system against ``baseline`` (the TM one of them)."""
     first = reports[0][1]
@@ -370,7 +370,7 @@ def register(
     audit.add_argument("--partial-out", type=Path, help="the partial audit of --shard")
     add_output_options(audit)
     add_schema_option(audit)
-    audit.set_defaults(run=_audit)
+    audit.set_defaults(run=_audit_command)
 
     tm = command("tm-baseline", "write the translation-memory hypotheses")
     add_train_options(tm, index=False)

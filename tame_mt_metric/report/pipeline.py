@@ -17,7 +17,7 @@ from tame_mt_metric.errors import EmptyTestSetError, InputTextError
 from tame_mt_metric.interpreter import collector_paused, switching_often
 from tame_mt_metric.report.audit import Audit, run_audit
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.report.document import TameReport, bin_scores, segment_rows, warnings_for
+from tame_mt_metric.report.document import ReportDocument, bin_scores, segment_rows, warnings_for
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.scores import SACREBLEU_VERSION, Scorers, SegmentStatistics
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
@@ -31,7 +31,7 @@ from tame_mt_metric.retrieval.inputs import (
 )
 
 __all__ = [
-    "TameResult",
+    "ItemizedReport",
     "backend_of",
     "check_test_set",
     "report_from_audit",
@@ -89,10 +89,10 @@ def signature(
 
 
 @dataclass(frozen=True)
-class TameResult:
+class ItemizedReport:
     """A report with the per-item pieces it was built from."""
 
-    report: TameReport
+    report: ReportDocument
     exposures: Exposures
     tm_hypotheses: list[str]
     tm_statistics: dict[str, list[list[int]]]
@@ -123,7 +123,7 @@ def score_tame(
     include_neighbor_text: bool = False,
     cache: CacheOptions | None = None,
     index: TrainingIndex | None = None,
-) -> TameResult:
+) -> ItemizedReport:
     """Score a system against a training corpus: the whole TAME report.
 
     >>> train = TrainingCorpus(["the house is small", "a tree"], ["das Haus ist klein", "ein Baum"])
@@ -150,7 +150,7 @@ def score_tame(
         report = report_from_audit(
             audit, num_train, fingerprint, preds, refs, config, system.result(), reused
         )
-    return TameResult(
+    return ItemizedReport(
         report,
         audit.exposures,
         audit.tm_hypotheses,
@@ -218,7 +218,7 @@ def report_from_audit(
     system_statistics: SegmentStatistics | None = None,
     index_reused: bool = False,
     artifact_backend: str | None = None,
-) -> TameReport:
+) -> ReportDocument:
     """The report of a system from an audit of its test set: only the predictions
     are read (the training corpus is known by its size and fingerprint), unless
     their statistics are given. ``index_reused``: the audit searched an index that
@@ -231,7 +231,7 @@ def report_from_audit(
     tm_stats = scorers.from_rows(audit.tm_statistics)
     system, tm_scores = system_stats.score(), tm_stats.score()
     bins = {b.name: b for b in bin_scores(summary, exposures, system_stats, tm_stats)}
-    return TameReport(
+    return ReportDocument(
         config=config,
         signature=signature(
             config, num_train, train_fingerprint, exposures.strategy, len(references[0])

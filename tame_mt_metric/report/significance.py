@@ -52,7 +52,7 @@ from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
 if TYPE_CHECKING:
-    from tame_mt_metric.report.document import TameReport
+    from tame_mt_metric.report.document import ReportDocument
 
 __all__ = [
     "TESTS",
@@ -105,7 +105,7 @@ class Comparison:
     whole: Table
     bins: dict[str, Table]
     settings: dict[str, Any]
-    reports: dict[str, TameReport] = field(default_factory=dict, repr=False, compare=False)
+    reports: dict[str, ReportDocument] = field(default_factory=dict, repr=False, compare=False)
     """Each system's own TAME report (where it was made)."""
 
     def as_dict(self) -> dict[str, Any]:
@@ -326,7 +326,7 @@ def comparison(
     test: str,
     n_samples: int,
     report_signature: str,
-    reports: dict[str, TameReport] | None = None,
+    reports: dict[str, ReportDocument] | None = None,
 ) -> Comparison:
     """The comparison of systems' statistics (the TM baseline's among them, as
     ``"tm"``) on a test set audited into ``item_bins``; ``config.seed`` seeds
