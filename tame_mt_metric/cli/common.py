@@ -13,7 +13,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import fields
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import atomic_path, regular_file
 from tame_mt_metric.progress import PROGRESS_ENV
-from tame_mt_metric.report.config import METRICS, TameConfig
+from tame_mt_metric.report.config import METRICS, OPTIONS, TameConfig
 from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1, v1_report
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.exposure import Exposures
@@ -91,7 +90,7 @@ def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
     if getattr(args, "index", None) is not None:
         built = retrieval_of(args.index)
         options.update(ngram_orders=built.ngram_orders, **built.normalization_flags())
-    given = {f.name: getattr(args, f.name, None) for f in fields(TameConfig)}
+    given = {name: getattr(args, name, None) for name in OPTIONS}
     options.update({k: v for k, v in given.items() if v is not None})
     if isinstance(options.get("metrics"), list):  # --metrics bleu chrf, or bleu,chrf
         options["metrics"] = ",".join(options["metrics"])

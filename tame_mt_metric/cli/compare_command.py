@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import fields
 from pathlib import Path
 
 from tame_mt_metric.cache.index_files import open_saved
@@ -143,8 +142,8 @@ def _compare(args: argparse.Namespace) -> int:
         refs = [list(r) for r in zip(*rest[: len(args.ref)], strict=True)]
         hyps = {name: rest[len(args.ref) + k] for k, (name, _) in enumerate(systems)}
     with stages.stage("audit and test"):
-        index = open_saved(args.index, config.threads) if args.index else None
-        options = {f.name: getattr(config, f.name) for f in fields(config) if f.name != "seed"}
+        index = open_saved(args.index, config.retrieval.threads) if args.index else None
+        options = {k: v for k, v in config.options().items() if k != "seed"}
         comparison = compare(
             hyps,
             refs,

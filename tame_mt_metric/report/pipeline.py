@@ -76,7 +76,7 @@ def signature(
             f"core:{core_version}",
             f"train:{num_train}_{train_fingerprint[:16]}",
             config.retrieval.signature(),
-            f"idx:{config.strategy}",
+            f"idx:{config.retrieval.strategy}",
             f"backend:{strategy}",
             f"tm:src_nn_top1_zero_{config.tm_zero_policy}",
             config.bins_signature(),
@@ -171,7 +171,7 @@ def _index_saved(
         return True
     if not isinstance(train, TrainingCorpus) or not cache.enabled:
         return False
-    if config.strategy == "streaming" or config.engine == "ray":
+    if config.retrieval.strategy == "streaming" or config.engine == "ray":
         return False
     cache.prepare()  # a folder that cannot be created is an error before the corpus is read
     return find_cached_index(train, config.retrieval, cache) is not None
@@ -193,7 +193,7 @@ def backend_of(
         "name": used,
         "native": True,
         "exact": True,
-        "requested_mode": config.strategy,
+        "requested_mode": config.retrieval.strategy,
         "resolved_mode": used,
         "index_reused": index_reused,
     }
@@ -201,7 +201,7 @@ def backend_of(
         backend["artifact_backend"] = artifact_backend
     backend.update(
         core_version=core_version,
-        requested_strategy=config.strategy,
+        requested_strategy=config.retrieval.strategy,
         strategy=strategy,
         audit_cached=audit_cached,
     )
