@@ -24,6 +24,7 @@ from sacrebleu.metrics.chrf import CHRF
 
 from tame_mt_metric.digest import digest
 from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.sacrebleu_internals import score_of_sums, segment_statistics
 from tame_mt_metric.report.spbleu import find_model, spbleu_metric
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class SegmentStatistics:
             if not chosen:
                 out[d.name] = None
                 continue
-            found = self._metrics[d.statistics]._compute_score_from_stats(_column_sums(chosen))
+            found = score_of_sums(self._metrics[d.statistics], _column_sums(chosen))
             out[d.name] = {
                 "precisions": [float(p) for p in found.precisions],
                 "bp": float(found.bp),
@@ -189,10 +190,10 @@ class SegmentStatistics:
             if not chosen:
                 out[d.name] = float("nan")
             elif d.sentence_mean:
-                scores = [metric._compute_score_from_stats(s).score for s in chosen]
+                scores = [score_of_sums(metric, s).score for s in chosen]
                 out[d.name] = float(sum(scores) / len(scores))
             else:
-                out[d.name] = float(metric._compute_score_from_stats(_column_sums(chosen)).score)
+                out[d.name] = float(score_of_sums(metric, _column_sums(chosen)).score)
         return out
 
 
@@ -318,8 +319,5 @@ class Scorers:
 
     def statistics(self, hypotheses: Sequence[str]) -> SegmentStatistics:
         hyps = list(hypotheses)
-        stats = {
-            name: metric._extract_corpus_statistics(hyps, None)
-            for name, metric in self._metrics.items()
-        }
+        stats = {name: segment_statistics(metric, hyps) for name, metric in self._metrics.items()}
         return SegmentStatistics(self._defs, self._metrics, stats)
