@@ -23,7 +23,8 @@ from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import atomic_path, regular_file
 from tame_mt_metric.progress import PROGRESS_ENV
-from tame_mt_metric.report.config import METRICS, OPTIONS, TameConfig
+from tame_mt_metric.report.config import OPTIONS, TameConfig
+from tame_mt_metric.report.metric_registry import METRICS
 from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1, v1_report
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.exposure import Exposures

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
-from functools import cache
 from typing import Any, TypedDict, Unpack
 
 from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.report.metric_registry import METRICS, REGISTRY
 from tame_mt_metric.retrieval.config import (
     ZERO_POLICIES,
     RetrievalConfig,
@@ -33,7 +33,6 @@ __all__ = [
     "format_threshold",
 ]
 
-METRICS = ("bleu", "chrf", "spbleu", "chrf++", "chrf++_avg")
 DEFAULT_METRICS = ("bleu", "chrf")
 ENGINES = ("local", "ray")
 BLEU_TOKENIZERS = (
@@ -93,27 +92,6 @@ MAX_CURVE_BANDS = 100
 MAX_CHRF_WORD_ORDER = 6
 MAX_SEED = 2**32 - 1
 MAX_MIN_BIN_SIZE = 10**9
-
-
-@cache
-def bleu_signature(tokenize: str, lowercase: bool, num_refs: int) -> str:
-    """sacrebleu's signature of its BLEU with these settings (its tokenizer's own
-    signature among them: MeCab's names its version)."""
-    from sacrebleu.metrics.bleu import BLEU
-
-    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
-    metric.num_refs = num_refs  # what sacrebleu learns from the references it is given
-    return str(metric.get_signature().format())
-
-
-@cache
-def chrf_signature(word_order: int, num_refs: int) -> str:
-    """sacrebleu's signature of its chrF of this word order."""
-    from sacrebleu.metrics.chrf import CHRF
-
-    metric = CHRF(word_order=word_order)
-    metric.num_refs = num_refs
-    return str(metric.get_signature().format())
 
 
 class TameOptions(TypedDict, total=False):
@@ -284,10 +262,8 @@ class TameConfig:
         if len(set(metrics)) != len(metrics):
             raise InvalidOptionError(f"metrics: repeated metric in {metrics!r}")
         object.__setattr__(self, "metrics", tuple(metrics))
-        if "spbleu" in self.metrics:
-            from tame_mt_metric.report.spbleu import find_model
-
-            find_model(self.spbleu_tokenize, self.spm_model)  # a missing model fails here
+        for m in self.metrics:
+            REGISTRY[m].check(self)
         if self.bleu_tokenize not in BLEU_TOKENIZERS:
             raise InvalidOptionError(
                 f"bleu_tokenize: unknown tokenizer {self.bleu_tokenize!r}; "
@@ -390,23 +366,19 @@ class TameConfig:
         eff, tok, smooth, version for BLEU; nc, nw, space... for chrF), in
         brackets after the metric's key: ``bleu[nrefs:1|case:mixed|...]``.
         spBLEU's piece names its SentencePiece model instead."""
-        pieces = []
-        for metric in self.metrics:
-            if metric == "bleu":
-                sacrebleu = bleu_signature(self.bleu_tokenize, self.bleu_lowercase, num_refs)
-            elif metric in ("chrf", "chrf++", "chrf++_avg"):
-                order = self.chrf_word_order if metric == "chrf" else 2
-                sacrebleu = chrf_signature(order, num_refs)
-            else:
-                continue
-            pieces.append(f"{metric}[{sacrebleu}]")
+        entries = [REGISTRY[m] for m in self.metrics]
+        pieces = [
+            f"{entry.key}[{sacrebleu}]"
+            for entry in entries
+            if (sacrebleu := entry.sacrebleu_signature(self, num_refs)) is not None
+        ]
         signature = f"metrics:{','.join(self.metrics)}"
         if pieces:
             signature += f"|sacrebleu:{','.join(pieces)}"
-        if "spbleu" in self.metrics:
-            from tame_mt_metric.report.spbleu import find_model
-
-            signature += f"|spbleu:{find_model(self.spbleu_tokenize, self.spm_model).signature()}"
+        for entry in entries:
+            own = entry.own_signature(self)
+            if own is not None:
+                signature += f"|{own}"
         return signature
 
     def options(self) -> dict[str, Any]:
