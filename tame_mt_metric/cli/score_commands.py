@@ -32,14 +32,16 @@ from tame_mt_metric.cli.compare_command import (
 from tame_mt_metric.cli.human import render_exposure, render_report
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.document import ReportDocument, source_side_report_json
-from tame_mt_metric.report.exposure_summary import summarize
+from tame_mt_metric.report.exposure_summary import ExposureSummary, summarize
 from tame_mt_metric.report.html import neighbour_texts, render_html
 from tame_mt_metric.report.pipeline import backend_of, report_from_audit, score_tame, signature
 from tame_mt_metric.report.scores import SACREBLEU_VERSION
 from tame_mt_metric.report.significance import TM, comparison
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.report.v1_schema import V1, v1_segment_rows
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.exposure import Exposures, find_exposures
 
 __all__ = ["register"]
@@ -134,76 +136,96 @@ def _audit_command(args: argparse.Namespace) -> int:
         train = corpus_from_options(args, sources_only=not args.ref)
         sources, refs, _ = _test_files(args, hyp=False)
     if refs:  # the full audit: what score-cached needs
-        with stages.stage("audit"):
-            index = open_with_text(args.index, config.retrieval) if args.index else None
-            result = score_tame(
-                train,
-                [""] * len(sources),
-                refs,
-                sources,
-                config,
-                args.include_neighbor_text,
-                index=index,
-            )
-        summary = result.report.summary
-        with stages.stage("write outputs"):
-            if args.segment_out:
-                write_segments(
-                    args.segment_out, result, sources, refs, None, _texts(args), args.output_schema
-                )
-            if args.json_out:
-                document = result.report.as_json(system=False)
-                write_json(
-                    args.json_out,
-                    json_document(args, document, config, result.exposures, stages.timings),
-                )
-            if args.tm_out:
-                write_lines(args.tm_out, result.tm_hypotheses)
+        summary = _full_audit(args, stages, config, train, sources, refs)
     else:
-        with stages.stage("audit (sources only)"):
-            exposures = find_exposures(
-                train.sources, train.targets, sources, None, config.retrieval
-            )
-        summary = summarize(exposures, config)
-        with stages.stage("write outputs"):
-            if args.segment_out:
-                rows = [
-                    {
-                        "index": i,
-                        "source_exposure": e.source[0].score,
-                        "source_nn_index": e.source[0].row,
-                        "source_exact": e.source_exact,
-                        "bin": b,
-                    }
-                    for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
-                ]
-                if args.output_schema == V1:
-                    rows = v1_segment_rows(rows)
-                write_jsonl(args.segment_out, rows)
-            if args.json_out:
-                data = {
-                    "num_train": exposures.num_train,
-                    "num_test": len(sources),
-                    "num_refs": 0,
-                    "train_fingerprint": train.fingerprint,
-                }
-                document = source_side_report_json(
-                    config,
-                    signature(
-                        config, exposures.num_train, train.fingerprint, exposures.strategy, 0
-                    ),
-                    summary,
-                    exposures,
-                    data,
-                    backend_of(config, exposures.strategy),
-                    {"sacrebleu": SACREBLEU_VERSION},
-                )
-                write_json(
-                    args.json_out, json_document(args, document, config, exposures, stages.timings)
-                )
+        summary = _source_side_audit(args, stages, config, train, sources)
     if not args.quiet:
         print("\n".join(render_exposure(summary)))
     return 0
+
+
+def _full_audit(
+    args: argparse.Namespace,
+    stages: Stages,
+    config: TameConfig,
+    train: TrainingCorpus,
+    sources: list[str],
+    refs: list[list[str]],
+) -> ExposureSummary:
+    """The audit of sources and references, written as ``score-cached`` reads it."""
+    with stages.stage("audit"):
+        index = open_with_text(args.index, config.retrieval) if args.index else None
+        result = score_tame(
+            train,
+            [""] * len(sources),
+            refs,
+            sources,
+            config,
+            args.include_neighbor_text,
+            index=index,
+        )
+    with stages.stage("write outputs"):
+        if args.segment_out:
+            write_segments(
+                args.segment_out, result, sources, refs, None, _texts(args), args.output_schema
+            )
+        if args.json_out:
+            document = result.report.as_json(system=False)
+            write_json(
+                args.json_out,
+                json_document(args, document, config, result.exposures, stages.timings),
+            )
+        if args.tm_out:
+            write_lines(args.tm_out, result.tm_hypotheses)
+    return result.report.summary
+
+
+def _source_side_audit(
+    args: argparse.Namespace,
+    stages: Stages,
+    config: TameConfig,
+    train: TrainingCorpus,
+    sources: list[str],
+) -> ExposureSummary:
+    """The sources' exposure alone (no references given)."""
+    with stages.stage("audit (sources only)"):
+        exposures = find_exposures(train.sources, train.targets, sources, None, config.retrieval)
+    summary = summarize(exposures, config)
+    with stages.stage("write outputs"):
+        if args.segment_out:
+            rows = [
+                {
+                    "index": i,
+                    "source_exposure": e.source[0].score,
+                    "source_nn_index": e.source[0].row,
+                    "source_exact": e.source_exact,
+                    "bin": b,
+                }
+                for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
+            ]
+            if args.output_schema == V1:
+                rows = v1_segment_rows(rows)
+            write_jsonl(args.segment_out, rows)
+        if args.json_out:
+            data = {
+                "num_train": exposures.num_train,
+                "num_test": len(sources),
+                "num_refs": 0,
+                "train_fingerprint": train.fingerprint,
+            }
+            document = source_side_report_json(
+                config,
+                signature(config, exposures.num_train, train.fingerprint, exposures.strategy, 0),
+                summary,
+                exposures,
+                data,
+                backend_of(config, exposures.strategy),
+                {"sacrebleu": SACREBLEU_VERSION},
+            )
+            write_json(
+                args.json_out, json_document(args, document, config, exposures, stages.timings)
+            )
+    return summary
 
 
 def _tm_baseline(args: argparse.Namespace) -> int:
