@@ -204,14 +204,17 @@ class TameConfig:
     ) -> None:
         """Flat options; retrieval ones given by name replace those of ``retrieval``."""
         given: dict[str, Any] = dict(options)
-        unknown = set(given) - set(OPTIONS)
-        if unknown:
-            raise TypeError(f"TameConfig got unexpected options {sorted(unknown)}")
+        for name in given:
+            if name not in OPTIONS:  # as Python says it of any unknown keyword
+                raise TypeError(
+                    f"TameConfig.__init__() got an unexpected keyword argument {name!r}"
+                )
         for f in fields(self):  # every field but ``retrieval`` has a plain default
             if f.name != "retrieval":
                 object.__setattr__(self, f.name, given.get(f.name, f.default))
         self._check_bins()
         self._check_scores()
+        self._check_baseline_and_warnings()
         self._check_intervals()
         self._check_curve()
         if self.engine not in ENGINES:
@@ -243,11 +246,6 @@ class TameConfig:
                 f"near_threshold {format_threshold(self.near_threshold)}"
             )
         set_(self, "leak_thresholds", _thresholds("leak_thresholds", self.leak_thresholds))
-        if self.tm_zero_policy not in ZERO_POLICIES:
-            raise InvalidOptionError(
-                f"tm_zero_policy: expected one of {ZERO_POLICIES}, got {self.tm_zero_policy!r}"
-            )
-        _integer("min_bin_size_warning", self.min_bin_size_warning, 0, MAX_MIN_BIN_SIZE)
 
     def _check_scores(self) -> None:
         """Known, distinct metrics (a list or "bleu,chrf"); their settings."""
@@ -271,6 +269,14 @@ class TameConfig:
             )
         _flag("bleu_lowercase", self.bleu_lowercase)
         _integer("chrf_word_order", self.chrf_word_order, 0, MAX_CHRF_WORD_ORDER)
+
+    def _check_baseline_and_warnings(self) -> None:
+        """A known TM zero policy; a bounded bin size to warn under."""
+        if self.tm_zero_policy not in ZERO_POLICIES:
+            raise InvalidOptionError(
+                f"tm_zero_policy: expected one of {ZERO_POLICIES}, got {self.tm_zero_policy!r}"
+            )
+        _integer("min_bin_size_warning", self.min_bin_size_warning, 0, MAX_MIN_BIN_SIZE)
 
     def _check_intervals(self) -> None:
         """A confidence strictly inside (0, 1); bounded resamples and seed."""
