@@ -1,6 +1,6 @@
 """The streaming pass alone, for changes to the core: builds of ``tame_mt_core``
 timed in one alternating run (A B B A), each run a fresh process that opens a
-saved Dataset and feeds all of it to one ``StreamingAudit`` (``stream_audit``,
+saved Dataset and feeds all of it to one ``StreamingAudit`` (``streaming_pass``,
 the pass a fresh ``compute()`` makes). The pass is timed inside the child
 (wall and CPU of the process over the pass, without the imports), and each run
 prints a digest of the exposures and TM candidates it found, so that the builds
@@ -33,14 +33,14 @@ def child(folder: Path) -> None:
     from tame_mt_metric.retrieval.config import RetrievalConfig
     from tame_mt_metric.retrieval.corpus import training_corpus
     from tame_mt_metric.retrieval.inputs import read_lines
-    from tame_mt_metric.scale.shards import stream_audit
+    from tame_mt_metric.retrieval.streaming_pass import streaming_pass
 
     sources = read_lines(folder / "test.src")
     references = [[r] for r in read_lines(folder / "test.ref")]
     train = training_corpus(datasets.load_from_disk(str(folder / "dataset")))
     config = RetrievalConfig()
     wall, cpu = time.perf_counter(), time.process_time()
-    exposures, candidates, _ = stream_audit(
+    exposures, candidates, _ = streaming_pass(
         train.blocks(config.block_rows), 0, sources, references, config
     )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

@@ -57,7 +57,7 @@ def main() -> None:
 
     from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
     from tame_mt_metric.cache.entries import CacheOptions
-    from tame_mt_metric.report.collector import collector_paused
+    from tame_mt_metric.interpreter import collector_paused
     from tame_mt_metric.report.curve import exposure_curve
     from tame_mt_metric.report.intervals import score_intervals
     from tame_mt_metric.report.scores import Scorers

@@ -34,7 +34,7 @@ def main() -> None:
     from tame_mt_metric.retrieval.exposure import TrainingIndex
     from tame_mt_metric.retrieval.inputs import read_lines
     from tame_mt_metric.retrieval.strategy import choose_strategy, estimate
-    from tame_mt_metric.scale.shards import stream_audit
+    from tame_mt_metric.retrieval.streaming_pass import streaming_pass
 
     train = TrainingCorpus.from_any(datasets.load_from_disk(str(args.folder / "dataset")))
     sources, refs = read_lines(args.folder / "test.src"), read_lines(args.folder / "test.ref")
@@ -57,7 +57,7 @@ def main() -> None:
             index.find_exposures(test, test_refs)
             times["indexed"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            stream_audit(train.blocks(config.block_rows), 0, test, test_refs, config)
+            streaming_pass(train.blocks(config.block_rows), 0, test, test_refs, config)
             times["streaming"].append(time.perf_counter() - t)
         search, stream = (sorted(v)[len(v) // 2] for v in times.values())
         volume = index.search_volume(test, test_refs)

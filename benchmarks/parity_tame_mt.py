@@ -143,7 +143,7 @@ def prepare(data: Path, work: Path) -> dict[str, Path]:
 
 
 def _flat_tame(report: dict[str, Any]) -> dict[str, Number]:
-    """tame-mt's JSON report under the keys of our `TameReport.fields()`."""
+    """tame-mt's JSON report under the keys of our `ReportDocument.fields()`."""
     out: dict[str, Number] = {}
     for m in METRICS:
         out[m] = report["quality"]["system"][m]

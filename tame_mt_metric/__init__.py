@@ -7,13 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tame_mt_metric import _moved
 from tame_mt_metric._version import __version__, check_core
 
 # Before any module that imports the compiled core: a missing or mismatched
 # core is one clear CoreImportError, not a failure deep in some import.
 check_core()
-_moved.install()  # the modules' paths before the subpackages still import
 
 from tame_mt_core import __version__ as core_version
 
@@ -51,14 +49,14 @@ from tame_mt_metric.retrieval.grams import count_grams, grams, normalize
 from tame_mt_metric.retrieval.text_files import TextFiles
 
 if TYPE_CHECKING:
-    from tame_mt_metric.report.pipeline import TameResult, score_tame
+    from tame_mt_metric.report.pipeline import ItemizedReport, score_tame
     from tame_mt_metric.report.significance import Comparison, compare
 
 
 def __getattr__(name: str) -> Any:
     # Scoring pulls in sacrebleu and pyarrow: imported on first use only, so
     # that exposure audits start fast.
-    if name in ("TameResult", "score_tame"):
+    if name in ("ItemizedReport", "score_tame"):
         from tame_mt_metric.report import pipeline
 
         return getattr(pipeline, name)
@@ -82,6 +80,7 @@ __all__ = [
     "InputTooLargeError",
     "InvalidOptionError",
     "ItemExposure",
+    "ItemizedReport",
     "LossySourcesWarning",
     "MisalignedInputError",
     "MissingColumnError",
@@ -92,7 +91,6 @@ __all__ = [
     "StreamingAudit",
     "TameConfig",
     "TameError",
-    "TameResult",
     "TextFiles",
     "TrainingCorpus",
     "TrainingIndex",

@@ -33,7 +33,7 @@ from tame_mt_metric.report.html import (
     render_html,
 )
 from tame_mt_metric.report.labels import exposure_text
-from tame_mt_metric.report.pipeline import TameResult, score_tame
+from tame_mt_metric.report.pipeline import ItemizedReport, score_tame
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.inputs import read_lines
 
@@ -150,7 +150,7 @@ def highlight(text: str, neighbour: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class SpaceResult:
-    result: TameResult
+    result: ItemizedReport
     fields: dict[str, Any]
     histogram: list[dict[str, Any]]
     exposed_html: str
@@ -196,7 +196,7 @@ class SpaceResult:
         )
 
 
-def _histogram(result: TameResult) -> list[dict[str, Any]]:
+def _histogram(result: ItemizedReport) -> list[dict[str, Any]]:
     """Items by source exposure (the lower bound of a bucket 1/BUCKETS wide, a
     number) and bin; every bucket and every bin has a row (zero where empty), so
     that the axis spans [0, 1] and the legend names every bin."""
@@ -210,7 +210,7 @@ def _histogram(result: TameResult) -> list[dict[str, Any]]:
     ]
 
 
-def _exposed(result: TameResult, inputs: dict[str, Any], show_text: bool, top: int = 8) -> str:
+def _exposed(result: ItemizedReport, inputs: dict[str, Any], show_text: bool, top: int = 8) -> str:
     train: TrainingCorpus = inputs["train"]
     order = sorted(
         range(len(result.exposures)), key=lambda i: -result.exposures[i].source[0].fraction

@@ -19,10 +19,10 @@ from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.curve import bands_of, exposure_curve
 from tame_mt_metric.report.exposure_summary import rows_in_bins
 from tame_mt_metric.report.intervals import resample_chunks, resample_counts, score_intervals
-from tame_mt_metric.report.pipeline import TameResult
+from tame_mt_metric.report.pipeline import ItemizedReport
 from tame_mt_metric.report.scores import Scorers, SegmentStatistics
 
-Scored = tuple[TameResult, list[str], list[str]]
+Scored = tuple[ItemizedReport, list[str], list[str]]
 
 
 def _degrade(text: str, step: int) -> str:

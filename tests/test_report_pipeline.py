@@ -14,9 +14,9 @@ from sacrebleu.metrics.bleu import BLEU
 from tame_mt_metric import TameConfig, TrainingCorpus, score_tame
 from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.demo import example_corpus
+from tame_mt_metric.interpreter import SWITCH_INTERVAL, switching_often
 from tame_mt_metric.report.document import segment_rows
 from tame_mt_metric.report.scores import SACREBLEU_VERSION
-from tame_mt_metric.report.switching import SWITCH_INTERVAL, switching_often
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
 
 GENESIS = TrainingCorpus(

@@ -17,7 +17,7 @@ from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.report import audit as audit_module
 from tame_mt_metric.report.document import warnings_for
-from tame_mt_metric.report.pipeline import TameResult
+from tame_mt_metric.report.pipeline import ItemizedReport
 from tame_mt_metric.report.swapped_sides import (
     SWAP_MIN_ITEMS,
     SWAP_RATIO,
@@ -45,7 +45,7 @@ def corpus(example: dict[str, list[str]]) -> TrainingCorpus:
 
 def _run(
     corpus: TrainingCorpus, example: dict[str, list[str]], hyps: list[str], **options: object
-) -> TameResult:
+) -> ItemizedReport:
     config = TameConfig.from_options(**options)
     return score_tame(
         corpus, hyps, example["references"], example["test_sources"], config, cache=OFF
@@ -197,7 +197,9 @@ def swapped_corpus(example: dict[str, list[str]]) -> TrainingCorpus:
     return TrainingCorpus(example["train_targets"], example["train_sources"])
 
 
-def _score(train: TrainingCorpus, example: dict[str, list[str]], cache: CacheOptions) -> TameResult:
+def _score(
+    train: TrainingCorpus, example: dict[str, list[str]], cache: CacheOptions
+) -> ItemizedReport:
     refs = example["references"]
     return score_tame(train, refs, refs, example["test_sources"], cache=cache)
 

@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "score_commands": ("score", "audit", "tm-baseline", "score-cached", "score-cached-batch"),
     "compare_command": ("compare",),
     "shard_commands": ("merge",),
-    "index_files": ("index",),
+    "index_commands": ("index",),
     "lookup_command": ("lookup",),
     "doctor": ("doctor", "demo"),
     "flores_commands": ("flores", "xsts", "correlate", "toxicity"),

@@ -13,7 +13,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import fields
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,8 @@ from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import atomic_path, regular_file
 from tame_mt_metric.progress import PROGRESS_ENV
-from tame_mt_metric.report.config import METRICS, TameConfig
+from tame_mt_metric.report.config import OPTIONS, TameConfig
+from tame_mt_metric.report.metric_registry import METRICS
 from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1, v1_report
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.exposure import Exposures
@@ -41,9 +41,9 @@ __all__ = [
     "add_schema_option",
     "add_train_options",
     "config_from",
+    "corpus_from_options",
     "json_document",
     "read_aligned",
-    "training_corpus",
     "write_json",
     "write_jsonl",
     "write_lines",
@@ -91,7 +91,7 @@ def config_from(args: argparse.Namespace, **defaults: Any) -> TameConfig:
     if getattr(args, "index", None) is not None:
         built = retrieval_of(args.index)
         options.update(ngram_orders=built.ngram_orders, **built.normalization_flags())
-    given = {f.name: getattr(args, f.name, None) for f in fields(TameConfig)}
+    given = {name: getattr(args, name, None) for name in OPTIONS}
     options.update({k: v for k, v in given.items() if v is not None})
     if isinstance(options.get("metrics"), list):  # --metrics bleu chrf, or bleu,chrf
         options["metrics"] = ",".join(options["metrics"])
@@ -160,7 +160,7 @@ def _dataset(path: Path) -> Any:
     )
 
 
-def training_corpus(args: argparse.Namespace, sources_only: bool = False) -> TrainingCorpus:
+def corpus_from_options(args: argparse.Namespace, sources_only: bool = False) -> TrainingCorpus:
     """The corpus from exactly one of: --train-src/--train-tgt, --train-dataset, --index.
     ``sources_only`` (a source-side audit): --train-src may come alone, and its
     lines stand for both sides."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import fields
 from pathlib import Path
 
 from tame_mt_metric.cache.index_files import open_saved
@@ -15,8 +14,8 @@ from tame_mt_metric.cli.common import (
     add_report_options,
     add_train_options,
     config_from,
+    corpus_from_options,
     read_aligned,
-    training_corpus,
     write_json,
     write_text,
 )
@@ -137,14 +136,14 @@ def _compare(args: argparse.Namespace) -> int:
     systems = systems_of(args)
     baseline = baseline_of(args, systems)
     with stages.stage("read inputs"):
-        train = training_corpus(args)
+        train = corpus_from_options(args)
         paths = [args.test_src, *args.ref, *(path for _, path in systems)]
         sources, *rest = read_aligned(paths)
         refs = [list(r) for r in zip(*rest[: len(args.ref)], strict=True)]
         hyps = {name: rest[len(args.ref) + k] for k, (name, _) in enumerate(systems)}
     with stages.stage("audit and test"):
-        index = open_saved(args.index, config.threads) if args.index else None
-        options = {f.name: getattr(config, f.name) for f in fields(config) if f.name != "seed"}
+        index = open_saved(args.index, config.retrieval.threads) if args.index else None
+        options = {k: v for k, v in config.options().items() if k != "seed"}
         comparison = compare(
             hyps,
             refs,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.report.document import TameReport
+from tame_mt_metric.report.document import ReportDocument
 from tame_mt_metric.report.exposure_summary import ExposureSummary, SideSummary
 from tame_mt_metric.report.labels import exposure_text, metric_label, rate_text, score_text
 from tame_mt_metric.report.scores import same_numbers
@@ -49,7 +49,7 @@ def render_exposure(summary: ExposureSummary) -> list[str]:
     return lines
 
 
-def render_report(report: TameReport) -> str:
+def render_report(report: ReportDocument) -> str:
     rows = metric_rows(report.config)
     width = max(12, *(len(label) for _, label, _ in rows))
     lines = ["Quality", "-------"]

@@ -15,9 +15,9 @@ from tame_mt_metric.cli.common import (
     add_schema_option,
     add_train_options,
     config_from,
+    corpus_from_options,
     json_document,
     read_aligned,
-    training_corpus,
     write_json,
     write_jsonl,
     write_lines,
@@ -32,14 +32,16 @@ from tame_mt_metric.cli.compare_command import (
 from tame_mt_metric.cli.human import render_exposure, render_report
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
-from tame_mt_metric.report.document import TameReport, source_audit_json
-from tame_mt_metric.report.exposure_summary import summarize
+from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.document import ReportDocument, source_side_report_json
+from tame_mt_metric.report.exposure_summary import ExposureSummary, summarize
 from tame_mt_metric.report.html import neighbour_texts, render_html
 from tame_mt_metric.report.pipeline import backend_of, report_from_audit, score_tame, signature
 from tame_mt_metric.report.scores import SACREBLEU_VERSION
 from tame_mt_metric.report.significance import TM, comparison
 from tame_mt_metric.report.tm_baseline import tm_hypotheses
 from tame_mt_metric.report.v1_schema import V1, v1_segment_rows
+from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.retrieval.exposure import Exposures, find_exposures
 
 __all__ = ["register"]
@@ -65,7 +67,7 @@ def _texts(args: argparse.Namespace) -> dict[str, bool]:
 
 def _finish(
     args: argparse.Namespace,
-    report: TameReport,
+    report: ReportDocument,
     exposures: Exposures,
     stages: Stages,
     texts: dict[str, list[str]] | None = None,
@@ -100,7 +102,7 @@ def _score(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     config = config_from(args)
     with stages.stage("read inputs"):
-        train = training_corpus(args)
+        train = corpus_from_options(args)
         sources, refs, hyps = _test_files(args, hyp=True)
     with stages.stage("audit and score"):
         index = open_with_text(args.index, config.retrieval) if args.index else None
@@ -122,7 +124,7 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _audit(args: argparse.Namespace) -> int:
+def _audit_command(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     config = config_from(args)
     if args.shard:
@@ -131,86 +133,106 @@ def _audit(args: argparse.Namespace) -> int:
         sources, refs, _ = _test_files(args, hyp=False)
         return audit_one_shard(args, sources, refs)
     with stages.stage("read inputs"):
-        train = training_corpus(args, sources_only=not args.ref)
+        train = corpus_from_options(args, sources_only=not args.ref)
         sources, refs, _ = _test_files(args, hyp=False)
     if refs:  # the full audit: what score-cached needs
-        with stages.stage("audit"):
-            index = open_with_text(args.index, config.retrieval) if args.index else None
-            result = score_tame(
-                train,
-                [""] * len(sources),
-                refs,
-                sources,
-                config,
-                args.include_neighbor_text,
-                index=index,
-            )
-        summary = result.report.summary
-        with stages.stage("write outputs"):
-            if args.segment_out:
-                write_segments(
-                    args.segment_out, result, sources, refs, None, _texts(args), args.output_schema
-                )
-            if args.json_out:
-                document = result.report.as_json(system=False)
-                write_json(
-                    args.json_out,
-                    json_document(args, document, config, result.exposures, stages.timings),
-                )
-            if args.tm_out:
-                write_lines(args.tm_out, result.tm_hypotheses)
+        summary = _full_audit(args, stages, config, train, sources, refs)
     else:
-        with stages.stage("audit (sources only)"):
-            exposures = find_exposures(
-                train.sources, train.targets, sources, None, config.retrieval
-            )
-        summary = summarize(exposures, config)
-        with stages.stage("write outputs"):
-            if args.segment_out:
-                rows = [
-                    {
-                        "index": i,
-                        "source_exposure": e.source[0].score,
-                        "source_nn_index": e.source[0].row,
-                        "source_exact": e.source_exact,
-                        "bin": b,
-                    }
-                    for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
-                ]
-                if args.output_schema == V1:
-                    rows = v1_segment_rows(rows)
-                write_jsonl(args.segment_out, rows)
-            if args.json_out:
-                data = {
-                    "num_train": exposures.num_train,
-                    "num_test": len(sources),
-                    "num_refs": 0,
-                    "train_fingerprint": train.fingerprint,
-                }
-                document = source_audit_json(
-                    config,
-                    signature(
-                        config, exposures.num_train, train.fingerprint, exposures.strategy, 0
-                    ),
-                    summary,
-                    exposures,
-                    data,
-                    backend_of(config, exposures.strategy),
-                    {"sacrebleu": SACREBLEU_VERSION},
-                )
-                write_json(
-                    args.json_out, json_document(args, document, config, exposures, stages.timings)
-                )
+        summary = _source_side_audit(args, stages, config, train, sources)
     if not args.quiet:
         print("\n".join(render_exposure(summary)))
     return 0
+
+
+def _full_audit(
+    args: argparse.Namespace,
+    stages: Stages,
+    config: TameConfig,
+    train: TrainingCorpus,
+    sources: list[str],
+    refs: list[list[str]],
+) -> ExposureSummary:
+    """The audit of sources and references, written as ``score-cached`` reads it."""
+    with stages.stage("audit"):
+        index = open_with_text(args.index, config.retrieval) if args.index else None
+        result = score_tame(
+            train,
+            [""] * len(sources),
+            refs,
+            sources,
+            config,
+            args.include_neighbor_text,
+            index=index,
+        )
+    with stages.stage("write outputs"):
+        if args.segment_out:
+            write_segments(
+                args.segment_out, result, sources, refs, None, _texts(args), args.output_schema
+            )
+        if args.json_out:
+            document = result.report.as_json(system=False)
+            write_json(
+                args.json_out,
+                json_document(args, document, config, result.exposures, stages.timings),
+            )
+        if args.tm_out:
+            write_lines(args.tm_out, result.tm_hypotheses)
+    return result.report.summary
+
+
+def _source_side_audit(
+    args: argparse.Namespace,
+    stages: Stages,
+    config: TameConfig,
+    train: TrainingCorpus,
+    sources: list[str],
+) -> ExposureSummary:
+    """The sources' exposure alone (no references given)."""
+    with stages.stage("audit (sources only)"):
+        exposures = find_exposures(train.sources, train.targets, sources, None, config.retrieval)
+    summary = summarize(exposures, config)
+    with stages.stage("write outputs"):
+        if args.segment_out:
+            rows = [
+                {
+                    "index": i,
+                    "source_exposure": e.source[0].score,
+                    "source_nn_index": e.source[0].row,
+                    "source_exact": e.source_exact,
+                    "bin": b,
+                }
+                for i, (e, b) in enumerate(zip(exposures, summary.item_bins, strict=True))
+            ]
+            if args.output_schema == V1:
+                rows = v1_segment_rows(rows)
+            write_jsonl(args.segment_out, rows)
+        if args.json_out:
+            data = {
+                "num_train": exposures.num_train,
+                "num_test": len(sources),
+                "num_refs": 0,
+                "train_fingerprint": train.fingerprint,
+            }
+            document = source_side_report_json(
+                config,
+                signature(config, exposures.num_train, train.fingerprint, exposures.strategy, 0),
+                summary,
+                exposures,
+                data,
+                backend_of(config, exposures.strategy),
+                {"sacrebleu": SACREBLEU_VERSION},
+            )
+            write_json(
+                args.json_out, json_document(args, document, config, exposures, stages.timings)
+            )
+    return summary
 
 
 def _tm_baseline(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     config = config_from(args)
     with stages.stage("read inputs"):
-        train = training_corpus(args)
+        train = corpus_from_options(args)
         (sources,) = read_aligned([args.test_src])
     with stages.stage("retrieve"):
         exposures = find_exposures(train.sources, train.targets, sources, None, config.retrieval)
@@ -237,7 +259,7 @@ def _tm_baseline(args: argparse.Namespace) -> int:
 
 def _cached_reports(
     args: argparse.Namespace, systems: list[tuple[str, Path]], stages: Stages
-) -> tuple[list[tuple[str, TameReport]], Exposures]:
+) -> tuple[list[tuple[str, ReportDocument]], Exposures]:
     """Each system's report from the segment file, and the exposures it holds."""
     config = config_from(args)
     with stages.stage("read segments"):
@@ -307,7 +329,7 @@ def _score_cached_batch(args: argparse.Namespace) -> int:
 
 
 def _paired(
-    args: argparse.Namespace, reports: list[tuple[str, TameReport]], baseline: str, test: str
+    args: argparse.Namespace, reports: list[tuple[str, ReportDocument]], baseline: str, test: str
 ) -> None:
     """The paired tests of every system against ``baseline`` (the TM one of them)."""
     first = reports[0][1]
@@ -370,7 +392,7 @@ def register(
     audit.add_argument("--partial-out", type=Path, help="the partial audit of --shard")
     add_output_options(audit)
     add_schema_option(audit)
-    audit.set_defaults(run=_audit)
+    audit.set_defaults(run=_audit_command)
 
     tm = command("tm-baseline", "write the translation-memory hypotheses")
     add_train_options(tm, index=False)

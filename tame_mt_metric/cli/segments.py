@@ -21,7 +21,7 @@ from tame_mt_metric.errors import InputTextError, MisalignedInputError, SegmentF
 from tame_mt_metric.files import read_small, regular_file
 from tame_mt_metric.report.audit import Audit
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.report.pipeline import TameResult
+from tame_mt_metric.report.pipeline import ItemizedReport
 from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1, v1_segment_rows
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
 from tame_mt_metric.retrieval.inputs import iter_lines
@@ -48,7 +48,7 @@ def _fraction(n: Neighbour) -> list[int]:
 
 def write_segments(
     path: Path,
-    result: TameResult,
+    result: ItemizedReport,
     sources: list[str],
     references: list[list[str]],
     predictions: list[str] | None,

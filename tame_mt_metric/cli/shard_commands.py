@@ -20,7 +20,7 @@ from tame_mt_metric.cli.human import render_report
 from tame_mt_metric.cli.segments import write_segments
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.report.audit import Audit
-from tame_mt_metric.report.pipeline import TameResult, report_from_audit
+from tame_mt_metric.report.pipeline import ItemizedReport, report_from_audit
 from tame_mt_metric.report.scores import Scorers
 from tame_mt_metric.retrieval.exposure import Exposures
 from tame_mt_metric.retrieval.text_files import TextFiles
@@ -83,7 +83,7 @@ def _merge(args: argparse.Namespace) -> int:
     )
     report = report_from_audit(audit, merged.num_train, merged.fingerprint, hyps, refs, config)
     exposures = Exposures(merged.exposures.items, merged.num_train, "streaming")
-    result = TameResult(report, exposures, merged.tm_hypotheses, audit.tm_statistics)
+    result = ItemizedReport(report, exposures, merged.tm_hypotheses, audit.tm_statistics)
     if args.segment_out:
         given = hyps if args.hyp else None
         write_segments(args.segment_out, result, sources, refs, given, {}, args.output_schema)

@@ -36,7 +36,8 @@ from tame_mt_metric.retrieval.exposure import (
 )
 from tame_mt_metric.retrieval.sides import KeptRows, sample_rows
 from tame_mt_metric.retrieval.strategy import choose_strategy
-from tame_mt_metric.scale.shards import stream_audit, tm_from_candidates
+from tame_mt_metric.retrieval.streaming_pass import streaming_pass
+from tame_mt_metric.retrieval.tm_candidates import tm_from_candidates
 
 log = logging.getLogger("tame_mt_metric")
 
@@ -106,7 +107,9 @@ def _local_audit(
         blocks = train.blocks(retrieval.block_rows)
         if kept is not None:
             blocks = kept.watch(blocks)
-        exposures, candidates, _ = stream_audit(blocks, 0, sources, references, retrieval, advance)
+        exposures, candidates, _ = streaming_pass(
+            blocks, 0, sources, references, retrieval, advance
+        )
     return exposures, tm_from_candidates(exposures, candidates, config.tm_zero_policy)
 
 

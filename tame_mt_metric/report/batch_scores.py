@@ -8,10 +8,10 @@ exactly the floats sacrebleu's ``int / int`` and ``float * int`` make), and
 the logarithms and exponentials through ``math.log`` and ``math.exp``, the
 functions sacrebleu calls (numpy's own may differ in the last bit). A metric
 of another kind, or a subclass that changes how a score is computed, is scored
-row by row by sacrebleu itself. What of sacrebleu's insides this follows is
-named here only: ``_compute_score_from_stats``, and the formulas of
-``BLEU.compute_bleu`` and ``CHRF._compute_f_score`` (the tests hold every
-row's score to sacrebleu's own, on random statistics, in every setting).
+row by row by sacrebleu itself. What of sacrebleu's insides this follows
+(the formulas of ``BLEU.compute_bleu`` and ``CHRF._compute_f_score``) is
+named in ``sacrebleu_internals``, which pins it; the tests hold every row's
+score to sacrebleu's own, on random statistics, in every setting.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.metrics.chrf import CHRF
 
 from tame_mt_metric.errors import MisalignedInputError
+from tame_mt_metric.report.sacrebleu_internals import score_of_sums, scored_as_sacrebleu
 
 __all__ = ["score_rows"]
 
@@ -33,22 +34,16 @@ _LOG_ZERO = -9999999999.0
 
 def score_rows(metric: Any, sums: np.ndarray) -> np.ndarray:
     """The score of each row of ``sums`` (integer statistics, one row a
-    resample), as ``metric._compute_score_from_stats(row).score``."""
+    resample), as sacrebleu scores each (``score_of_sums(metric, row).score``)."""
     sums = np.asarray(sums)
     if sums.ndim != 2:
         raise MisalignedInputError(f"sums: expected a 2-d array, got {sums.ndim} dimensions")
-    if _is_plain(metric, BLEU, ("compute_bleu", "_compute_score_from_stats")):
+    if scored_as_sacrebleu(metric, BLEU):
         return _bleu_rows(metric, sums)
-    if _is_plain(metric, CHRF, ("_compute_f_score", "_compute_score_from_stats")):
+    if scored_as_sacrebleu(metric, CHRF):
         return _chrf_rows(metric, sums)
-    scores = [metric._compute_score_from_stats(row).score for row in sums.tolist()]
+    scores = [score_of_sums(metric, row).score for row in sums.tolist()]
     return np.array(scores, dtype=np.float64)
-
-
-def _is_plain(metric: Any, kind: type, methods: tuple[str, ...]) -> bool:
-    return isinstance(metric, kind) and all(
-        getattr(type(metric), name) is getattr(kind, name) for name in methods
-    )
 
 
 def _mapped(function: Any, values: np.ndarray) -> np.ndarray:

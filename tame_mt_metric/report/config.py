@@ -4,12 +4,12 @@ once; thresholds kept as exact fractions."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
-from functools import cache
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.report.metric_registry import METRICS, REGISTRY
 from tame_mt_metric.retrieval.config import (
     ZERO_POLICIES,
     RetrievalConfig,
@@ -25,12 +25,14 @@ __all__ = [
     "MAX_CURVE_BANDS",
     "MAX_SEED",
     "METRICS",
+    "OPTIONS",
+    "RETRIEVAL_OPTIONS",
     "TameConfig",
+    "TameOptions",
     "ZeroPolicy",
     "format_threshold",
 ]
 
-METRICS = ("bleu", "chrf", "spbleu", "chrf++", "chrf++_avg")
 DEFAULT_METRICS = ("bleu", "chrf")
 ENGINES = ("local", "ray")
 BLEU_TOKENIZERS = (
@@ -92,30 +94,68 @@ MAX_SEED = 2**32 - 1
 MAX_MIN_BIN_SIZE = 10**9
 
 
-@cache
-def bleu_signature(tokenize: str, lowercase: bool, num_refs: int) -> str:
-    """sacrebleu's signature of its BLEU with these settings (its tokenizer's own
-    signature among them: MeCab's names its version)."""
-    from sacrebleu.metrics.bleu import BLEU
+class TameOptions(TypedDict, total=False):
+    """The options a ``TameConfig`` is made of, each by its flat name (the
+    retrieval ones are held in its ``retrieval``)."""
 
-    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
-    metric.num_refs = num_refs  # what sacrebleu learns from the references it is given
-    return str(metric.get_signature().format())
+    ngram_orders: tuple[int, ...]
+    lowercase: bool
+    strip_diacritics: bool
+    normalize_punctuation: bool
+    far_threshold: Fraction
+    near_threshold: Fraction
+    leak_thresholds: tuple[Fraction, ...]
+    metrics: tuple[str, ...]
+    bleu_tokenize: str
+    bleu_lowercase: bool
+    chrf_word_order: int
+    spbleu_tokenize: str
+    spm_model: str | None
+    tm_zero_policy: ZeroPolicy
+    min_bin_size_warning: int
+    confidence: float
+    n_bootstrap: int
+    seed: int
+    curve_bands: int
+    curve_edges: tuple[Fraction, ...] | None
+    strategy: Strategy
+    threads: int | None
+    block_rows: int
+    engine: str
+    ray_address: str | None
 
 
-@cache
-def chrf_signature(word_order: int, num_refs: int) -> str:
-    """sacrebleu's signature of its chrF of this word order."""
-    from sacrebleu.metrics.chrf import CHRF
+# Every option by its flat name, in the order the report's settings list them.
+OPTIONS: tuple[str, ...] = tuple(TameOptions.__annotations__)
+# The options a report's ``RetrievalConfig`` holds.
+RETRIEVAL_OPTIONS = (
+    "ngram_orders",
+    "lowercase",
+    "strip_diacritics",
+    "normalize_punctuation",
+    "strategy",
+    "threads",
+    "block_rows",
+)
 
-    metric = CHRF(word_order=word_order)
-    metric.num_refs = num_refs
-    return str(metric.get_signature().format())
+
+def _ngram_orders(value: object) -> object:
+    """``"3,4"`` (the command line's and ``evaluate.load``'s form) as (3, 4); anything
+    else as given, for ``RetrievalConfig`` to check."""
+    if not isinstance(value, str):
+        return value
+    orders = value.split(",")
+    if not all(o.strip().isdigit() for o in orders):
+        raise InvalidOptionError(f"ngram_orders: expected comma-separated integers, got {value!r}")
+    return tuple(int(o) for o in orders)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TameConfig:
     """Settings of a TAME report (the TAME-MT spec's options).
+
+    Made of flat options (``TameConfig(strategy="indexed")``); the retrieval ones
+    are held in ``retrieval``, a ``RetrievalConfig``, and read through it.
 
     Retrieval: ngram_orders, lowercase, strip_diacritics, normalize_punctuation,
         strategy ("auto", "indexed", "streaming"), threads, block_rows.
@@ -139,10 +179,7 @@ class TameConfig:
         (``ray_address``: an existing cluster); the answers are the same.
     """
 
-    ngram_orders: tuple[int, ...] = (3, 4, 5)
-    lowercase: bool = False
-    strip_diacritics: bool = False
-    normalize_punctuation: bool = False
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     far_threshold: Fraction = field(default=Fraction(3, 10))
     near_threshold: Fraction = field(default=Fraction(7, 10))
     leak_thresholds: tuple[Fraction, ...] = (Fraction(7, 10), Fraction(85, 100), Fraction(95, 100))
@@ -159,13 +196,47 @@ class TameConfig:
     seed: int = 12345
     curve_bands: int = 10
     curve_edges: tuple[Fraction, ...] | None = None
-    strategy: Strategy = "auto"
-    threads: int | None = None
-    block_rows: int = 1 << 16
     engine: str = "local"
     ray_address: str | None = None
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self, retrieval: RetrievalConfig | None = None, **options: Unpack[TameOptions]
+    ) -> None:
+        """Flat options; retrieval ones given by name replace those of ``retrieval``."""
+        given: dict[str, Any] = dict(options)
+        for name in given:
+            if name not in OPTIONS:  # as Python says it of any unknown keyword
+                raise TypeError(
+                    f"TameConfig.__init__() got an unexpected keyword argument {name!r}"
+                )
+        for f in fields(self):  # every field but ``retrieval`` has a plain default
+            if f.name != "retrieval":
+                object.__setattr__(self, f.name, given.get(f.name, f.default))
+        self._check_bins()
+        self._check_scores()
+        self._check_baseline_and_warnings()
+        self._check_intervals()
+        self._check_curve()
+        if self.engine not in ENGINES:
+            raise InvalidOptionError(f"engine: expected one of {ENGINES}, got {self.engine!r}")
+        object.__setattr__(self, "retrieval", self._retrieval_of(retrieval, given))
+
+    @staticmethod
+    def _retrieval_of(base: RetrievalConfig | None, given: dict[str, Any]) -> RetrievalConfig:
+        """The retrieval settings (which check themselves): ``base`` with the
+        retrieval options given by name. A report keeps one neighbour per side."""
+        named = {k: given[k] for k in RETRIEVAL_OPTIONS if k in given}
+        if "ngram_orders" in named:
+            named["ngram_orders"] = _ngram_orders(named["ngram_orders"])
+        retrieval = replace(base or RetrievalConfig(), **named)
+        if retrieval.top_k != 1:
+            raise InvalidOptionError(
+                f"retrieval: a report keeps one neighbour per side (top_k 1), got {retrieval.top_k}"
+            )
+        return retrieval
+
+    def _check_bins(self) -> None:
+        """Thresholds as exact fractions, far at most near; leaks sorted, distinct."""
         set_ = object.__setattr__
         set_(self, "far_threshold", threshold("far_threshold", self.far_threshold))
         set_(self, "near_threshold", threshold("near_threshold", self.near_threshold))
@@ -175,6 +246,9 @@ class TameConfig:
                 f"near_threshold {format_threshold(self.near_threshold)}"
             )
         set_(self, "leak_thresholds", _thresholds("leak_thresholds", self.leak_thresholds))
+
+    def _check_scores(self) -> None:
+        """Known, distinct metrics (a list or "bleu,chrf"); their settings."""
         metrics = self.metrics
         if isinstance(metrics, str):
             metrics = tuple(m.strip() for m in metrics.split(","))
@@ -185,11 +259,9 @@ class TameConfig:
                 raise InvalidOptionError(f"metrics: unknown metric {m!r}; choose from {METRICS}")
         if len(set(metrics)) != len(metrics):
             raise InvalidOptionError(f"metrics: repeated metric in {metrics!r}")
-        set_(self, "metrics", tuple(metrics))
-        if "spbleu" in self.metrics:
-            from tame_mt_metric.report.spbleu import find_model
-
-            find_model(self.spbleu_tokenize, self.spm_model)  # a missing model fails here
+        object.__setattr__(self, "metrics", tuple(metrics))
+        for m in self.metrics:
+            REGISTRY[m].check(self)
         if self.bleu_tokenize not in BLEU_TOKENIZERS:
             raise InvalidOptionError(
                 f"bleu_tokenize: unknown tokenizer {self.bleu_tokenize!r}; "
@@ -197,11 +269,17 @@ class TameConfig:
             )
         _flag("bleu_lowercase", self.bleu_lowercase)
         _integer("chrf_word_order", self.chrf_word_order, 0, MAX_CHRF_WORD_ORDER)
+
+    def _check_baseline_and_warnings(self) -> None:
+        """A known TM zero policy; a bounded bin size to warn under."""
         if self.tm_zero_policy not in ZERO_POLICIES:
             raise InvalidOptionError(
                 f"tm_zero_policy: expected one of {ZERO_POLICIES}, got {self.tm_zero_policy!r}"
             )
         _integer("min_bin_size_warning", self.min_bin_size_warning, 0, MAX_MIN_BIN_SIZE)
+
+    def _check_intervals(self) -> None:
+        """A confidence strictly inside (0, 1); bounded resamples and seed."""
         confidence = self.confidence
         if (
             isinstance(confidence, bool)
@@ -211,57 +289,65 @@ class TameConfig:
             raise InvalidOptionError(
                 f"confidence: expected a number between 0 and 1 (exclusive), got {confidence!r}"
             )
-        set_(self, "confidence", float(confidence))
+        object.__setattr__(self, "confidence", float(confidence))
         _integer("n_bootstrap", self.n_bootstrap, 0, MAX_BOOTSTRAP)
         _integer("seed", self.seed, 0, MAX_SEED)
+
+    def _check_curve(self) -> None:
+        """Bounded bands, or increasing edges strictly inside (0, 1)."""
         _integer("curve_bands", self.curve_bands, 1, MAX_CURVE_BANDS)
-        if self.curve_edges is not None:
-            edges = _thresholds("curve_edges", self.curve_edges)
-            if edges != tuple(threshold("curve_edges", e) for e in self.curve_edges):
-                raise InvalidOptionError(
-                    f"curve_edges: expected increasing edges, got "
-                    f"{[format_threshold(threshold('curve_edges', e)) for e in self.curve_edges]}"
-                )
-            if edges[0] <= 0 or edges[-1] >= 1:
-                raise InvalidOptionError(
-                    f"curve_edges: every edge must lie strictly between 0 and 1, got "
-                    f"{[format_threshold(e) for e in edges]}"
-                )
-            set_(self, "curve_edges", edges)
-        if self.engine not in ENGINES:
-            raise InvalidOptionError(f"engine: expected one of {ENGINES}, got {self.engine!r}")
-        if isinstance(self.ngram_orders, str):
-            orders = self.ngram_orders.split(",")
-            if not all(o.strip().isdigit() for o in orders):
-                raise InvalidOptionError(
-                    f"ngram_orders: expected comma-separated integers, got {self.ngram_orders!r}"
-                )
-            set_(self, "ngram_orders", tuple(int(o) for o in orders))
-        # The retrieval settings check themselves.
-        set_(self, "ngram_orders", self.retrieval.ngram_orders)
+        if self.curve_edges is None:
+            return
+        edges = _thresholds("curve_edges", self.curve_edges)
+        if edges != tuple(threshold("curve_edges", e) for e in self.curve_edges):
+            raise InvalidOptionError(
+                f"curve_edges: expected increasing edges, got "
+                f"{[format_threshold(threshold('curve_edges', e)) for e in self.curve_edges]}"
+            )
+        if edges[0] <= 0 or edges[-1] >= 1:
+            raise InvalidOptionError(
+                f"curve_edges: every edge must lie strictly between 0 and 1, got "
+                f"{[format_threshold(e) for e in edges]}"
+            )
+        object.__setattr__(self, "curve_edges", edges)
 
     @classmethod
     def from_options(cls, **options: Any) -> TameConfig:
         """A config from keyword options; an unknown name is an error that lists the known."""
-        known = {f.name for f in fields(cls)}
         for name in options:
-            if name not in known:
+            if name not in OPTIONS:
                 raise InvalidOptionError(
-                    f"{name}: not an option of tame_mt; known options: {sorted(known)}"
+                    f"{name}: not an option of tame_mt; known options: {sorted(OPTIONS)}"
                 )
         return cls(**options)
 
     @property
-    def retrieval(self) -> RetrievalConfig:
-        return RetrievalConfig(
-            ngram_orders=self.ngram_orders,
-            lowercase=self.lowercase,
-            strip_diacritics=self.strip_diacritics,
-            normalize_punctuation=self.normalize_punctuation,
-            strategy=self.strategy,
-            threads=self.threads,
-            block_rows=self.block_rows,
-        )
+    def ngram_orders(self) -> tuple[int, ...]:
+        return self.retrieval.ngram_orders
+
+    @property
+    def lowercase(self) -> bool:
+        return self.retrieval.lowercase
+
+    @property
+    def strip_diacritics(self) -> bool:
+        return self.retrieval.strip_diacritics
+
+    @property
+    def normalize_punctuation(self) -> bool:
+        return self.retrieval.normalize_punctuation
+
+    @property
+    def strategy(self) -> Strategy:
+        return self.retrieval.strategy
+
+    @property
+    def threads(self) -> int | None:
+        return self.retrieval.threads
+
+    @property
+    def block_rows(self) -> int:
+        return self.retrieval.block_rows
 
     def bins_signature(self) -> str:
         leaks = ",".join(format_threshold(t) for t in self.leak_thresholds)
@@ -286,33 +372,32 @@ class TameConfig:
         eff, tok, smooth, version for BLEU; nc, nw, space... for chrF), in
         brackets after the metric's key: ``bleu[nrefs:1|case:mixed|...]``.
         spBLEU's piece names its SentencePiece model instead."""
-        pieces = []
-        for metric in self.metrics:
-            if metric == "bleu":
-                sacrebleu = bleu_signature(self.bleu_tokenize, self.bleu_lowercase, num_refs)
-            elif metric in ("chrf", "chrf++", "chrf++_avg"):
-                order = self.chrf_word_order if metric == "chrf" else 2
-                sacrebleu = chrf_signature(order, num_refs)
-            else:
-                continue
-            pieces.append(f"{metric}[{sacrebleu}]")
+        entries = [REGISTRY[m] for m in self.metrics]
+        pieces = [
+            f"{entry.key}[{sacrebleu}]"
+            for entry in entries
+            if (sacrebleu := entry.sacrebleu_signature(self, num_refs)) is not None
+        ]
         signature = f"metrics:{','.join(self.metrics)}"
         if pieces:
             signature += f"|sacrebleu:{','.join(pieces)}"
-        if "spbleu" in self.metrics:
-            from tame_mt_metric.report.spbleu import find_model
-
-            signature += f"|spbleu:{find_model(self.spbleu_tokenize, self.spm_model).signature()}"
+        for entry in entries:
+            own = entry.own_signature(self)
+            if own is not None:
+                signature += f"|{own}"
         return signature
 
+    def options(self) -> dict[str, Any]:
+        """Every option by its flat name, as ``TameConfig(**options)`` takes it back."""
+        return {name: getattr(self, name) for name in OPTIONS}
+
     def as_dict(self) -> dict[str, Any]:
-        """The settings as JSON values (thresholds as floats)."""
+        """The settings as JSON values (thresholds as floats), by their flat names."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for name, value in self.options().items():
             if isinstance(value, Fraction):
                 value = float(value)
             elif isinstance(value, tuple):
                 value = [float(v) if isinstance(v, Fraction) else v for v in value]
-            out[f.name] = value
+            out[name] = value
         return out

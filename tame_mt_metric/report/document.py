@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tame_mt_metric._version import __version__
-from tame_mt_metric.report.collector import collector_paused
+from tame_mt_metric.interpreter import collector_paused
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.report.exposure_summary import (
     ExposureSummary,
@@ -42,10 +42,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BinScores",
-    "TameReport",
+    "ReportDocument",
     "bin_scores",
     "segment_rows",
-    "source_audit_json",
+    "source_side_report_json",
     "warnings_for",
 ]
 
@@ -227,7 +227,7 @@ def segment_rows(
 
 
 @dataclass(frozen=True)
-class TameReport:
+class ReportDocument:
     """Everything a TAME report holds, with views for each consumer."""
 
     config: TameConfig
@@ -403,7 +403,7 @@ def _bin_json(
     }
 
 
-def source_audit_json(
+def source_side_report_json(
     config: TameConfig,
     signature: str,
     summary: ExposureSummary,
@@ -413,7 +413,7 @@ def source_audit_json(
     dependencies: dict[str, str],
 ) -> dict[str, Any]:
     """The report of a source-side audit (no references, no hypotheses): the
-    structure of ``TameReport.as_json``, with the source's exposure and the bins;
+    structure of ``ReportDocument.as_json``, with the source's exposure and the bins;
     what needs a reference or a hypothesis is null."""
     bins = []
     for name, rows in rows_in_bins(summary.item_bins).items():

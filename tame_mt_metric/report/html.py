@@ -7,7 +7,7 @@ source (and their nearest training source only when asked for) and the
 signature.
 
 One interval convention holds on a page: every interval shown is a report's
-own percentile bootstrap interval (``TameReport.intervals``, the curve's band
+own percentile bootstrap interval (``ReportDocument.intervals``, the curve's band
 intervals for the curve), and the page says how many resamples, at what
 confidence and with what seed. A comparison's p values come from its paired
 test; its score intervals on the page are the reports'.
@@ -27,14 +27,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from tame_mt_metric.report.document import TameReport
+from tame_mt_metric.report.document import ReportDocument
 from tame_mt_metric.report.exposure_summary import BINS
 from tame_mt_metric.report.labels import exposure_text, metric_label, rate_text, score_text
 from tame_mt_metric.report.scores import same_numbers
 
 if TYPE_CHECKING:
     from tame_mt_metric.report.intervals import Interval
-    from tame_mt_metric.report.pipeline import TameResult
+    from tame_mt_metric.report.pipeline import ItemizedReport
     from tame_mt_metric.report.significance import Comparison
 
 __all__ = [
@@ -262,7 +262,7 @@ EXPOSURE_TICKS = [(v / 10, f"{v / 10:.1f}") for v in range(0, 11, 2)]
 SCORE_TICKS = round_ticks(100, 5)
 
 
-def histogram_svg(report: TameReport, buckets: int = 20) -> str:
+def histogram_svg(report: ReportDocument, buckets: int = 20) -> str:
     """The test items by source exposure, stacked by bin in the bins' colours."""
     counts = {name: [0] * buckets for name in BINS}
     for exposure, name in zip(report.source_exposures, report.summary.item_bins, strict=True):
@@ -287,13 +287,13 @@ def histogram_svg(report: TameReport, buckets: int = 20) -> str:
     return plot.svg("source exposure", "items", EXPOSURE_TICKS)
 
 
-def _series(systems: Mapping[str, TameReport]) -> list[tuple[str, str]]:
+def _series(systems: Mapping[str, ReportDocument]) -> list[tuple[str, str]]:
     """Each system's name and colour, then the TM's."""
     named = [(n, SYSTEM_COLOURS[k % len(SYSTEM_COLOURS)]) for k, n in enumerate(systems)]
     return [*named, ("TM", TM_COLOUR)]
 
 
-def _series_legend(systems: Mapping[str, TameReport]) -> str:
+def _series_legend(systems: Mapping[str, ReportDocument]) -> str:
     return (
         '<div class="legend">'
         + "".join(
@@ -304,7 +304,7 @@ def _series_legend(systems: Mapping[str, TameReport]) -> str:
     )
 
 
-def bin_scores_svg(systems: Mapping[str, TameReport], metric: str) -> str:
+def bin_scores_svg(systems: Mapping[str, ReportDocument], metric: str) -> str:
     """Each bin's score of every system and of the TM, side by side, with the
     reports' intervals as whiskers and each bin's count under its name."""
     first = next(iter(systems.values()))
@@ -339,7 +339,7 @@ def bin_scores_svg(systems: Mapping[str, TameReport], metric: str) -> str:
     return plot.svg("", label, ticks)
 
 
-def curve_svg(systems: Mapping[str, TameReport], metric: str) -> str:
+def curve_svg(systems: Mapping[str, ReportDocument], metric: str) -> str:
     first = next(iter(systems.values()))
     label = metric_label(metric, first.config.chrf_word_order)
     plot = _Plot(f"curve-{metric}", f"{label} by source exposure", (0, 1), SCORE_TICKS)
@@ -365,7 +365,7 @@ def curve_svg(systems: Mapping[str, TameReport], metric: str) -> str:
     return plot.svg("mean source exposure of the band", label, EXPOSURE_TICKS)
 
 
-def bins_table(systems: Mapping[str, TameReport]) -> str:
+def bins_table(systems: Mapping[str, ReportDocument]) -> str:
     """Each bin's count and share, and every system's and the TM's scores with
     their intervals."""
     first = next(iter(systems.values()))
@@ -410,7 +410,7 @@ def bins_table(systems: Mapping[str, TameReport]) -> str:
     return f'<table id="bins">{head}{"".join(rows)}</table>'
 
 
-def _scores_table(systems: Mapping[str, TameReport]) -> str:
+def _scores_table(systems: Mapping[str, ReportDocument]) -> str:
     first = next(iter(systems.values()))
     metrics = list(first.system)
     wo = first.config.chrf_word_order
@@ -439,7 +439,7 @@ def _scores_table(systems: Mapping[str, TameReport]) -> str:
     return f'<table id="scores">{head}{"".join(rows)}</table>'
 
 
-def _significance(comparison: Comparison, systems: Mapping[str, TameReport]) -> str:
+def _significance(comparison: Comparison, systems: Mapping[str, ReportDocument]) -> str:
     s = comparison.settings
     first = next(iter(systems.values()))
     metrics = list(first.system)
@@ -476,13 +476,13 @@ def _significance(comparison: Comparison, systems: Mapping[str, TameReport]) -> 
     )
 
 
-def most_exposed(report: TameReport, top: int = MOST_EXPOSED) -> list[int]:
+def most_exposed(report: ReportDocument, top: int = MOST_EXPOSED) -> list[int]:
     """The ``top`` items of highest source exposure (the lower index first on ties)."""
     exposures = report.source_exposures
     return sorted(range(len(exposures)), key=lambda i: (-exposures[i], i))[:top]
 
 
-def neighbour_texts(result: TameResult, top: int = MOST_EXPOSED) -> dict[int, str]:
+def neighbour_texts(result: ItemizedReport, top: int = MOST_EXPOSED) -> dict[int, str]:
     """The nearest training source of each of the most exposed items (training
     text: for the page only when the user allows it)."""
     if result.train is None:
@@ -493,7 +493,7 @@ def neighbour_texts(result: TameResult, top: int = MOST_EXPOSED) -> dict[int, st
 
 
 def _exposed(
-    report: TameReport,
+    report: ReportDocument,
     sources: Sequence[str] | None,
     neighbours: Mapping[int, str] | None,
     texts: Mapping[str, Sequence[str]] | None,
@@ -518,7 +518,7 @@ def _exposed(
     return f'<table id="exposed">{head}</tr>{"".join(rows)}</table>'
 
 
-def _warnings(systems: Mapping[str, TameReport]) -> list[str]:
+def _warnings(systems: Mapping[str, ReportDocument]) -> list[str]:
     """Every system's warnings, once each; one that only some systems have is
     prefixed with their names."""
     seen: dict[str, list[str]] = {}
@@ -538,7 +538,7 @@ def _signature(signature: str) -> str:
     return "|<wbr>".join(_e(piece) for piece in signature.split("|"))
 
 
-def intervals_note(report: TameReport) -> str:
+def intervals_note(report: ReportDocument) -> str:
     c = report.config
     if c.n_bootstrap == 0:
         return "No intervals: the report was made with n_bootstrap 0."
@@ -550,7 +550,7 @@ def intervals_note(report: TameReport) -> str:
 
 
 def render_html(
-    report: TameReport,
+    report: ReportDocument,
     comparison: Comparison | None = None,
     texts: Mapping[str, Sequence[str]] | None = None,
     title: str = "TAME report",
@@ -567,7 +567,7 @@ def render_html(
     of ``texts`` stands for ``sources``."""
     if sources is None and texts and "source" in texts:
         sources = texts["source"]
-    systems: dict[str, TameReport] = (
+    systems: dict[str, ReportDocument] = (
         dict(comparison.reports) if comparison is not None and comparison.reports else {}
     ) or {"system": report}
     first = next(iter(systems.values()))

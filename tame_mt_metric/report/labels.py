@@ -21,26 +21,16 @@ from __future__ import annotations
 
 import math
 
+from tame_mt_metric.report.metric_registry import REGISTRY, chrf_label
+
 __all__ = ["chrf_label", "exposure_text", "metric_label", "rate_text", "score_text"]
-
-_FIXED = {
-    "bleu": "BLEU",
-    "spbleu": "spBLEU",
-    "chrf++": "chrF++",
-    "chrf++_avg": "chrF++ (sentence mean)",
-}
-
-
-def chrf_label(word_order: int) -> str:
-    """chrF's name for this word order: chrF2 (0), chrF++ (2), else sacrebleu's (chrF2+...)."""
-    return "chrF++" if word_order == 2 else "chrF2" + "+" * word_order
 
 
 def metric_label(metric: str, chrf_word_order: int) -> str:
-    """The human name of a report's metric key (``chrf`` by its word order)."""
-    if metric == "chrf":
-        return chrf_label(chrf_word_order)
-    return _FIXED.get(metric, metric)
+    """The human name of a report's metric key (``chrf`` by its word order), as
+    ``metric_registry`` names it."""
+    entry = REGISTRY.get(metric)
+    return metric if entry is None else entry.label(chrf_word_order)
 
 
 def _missing(value: float | None) -> bool:

@@ -14,13 +14,12 @@ from tame_mt_core import __version__ as core_version
 from tame_mt_metric._version import __version__
 from tame_mt_metric.cache.entries import CacheOptions, find_cached_index
 from tame_mt_metric.errors import EmptyTestSetError, InputTextError
+from tame_mt_metric.interpreter import collector_paused, switching_often
 from tame_mt_metric.report.audit import Audit, run_audit
-from tame_mt_metric.report.collector import collector_paused
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.report.document import TameReport, bin_scores, segment_rows, warnings_for
+from tame_mt_metric.report.document import ReportDocument, bin_scores, segment_rows, warnings_for
 from tame_mt_metric.report.exposure_summary import summarize
 from tame_mt_metric.report.scores import SACREBLEU_VERSION, Scorers, SegmentStatistics
-from tame_mt_metric.report.switching import switching_often
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import Exposures, TrainingIndex
 from tame_mt_metric.retrieval.inputs import (
@@ -32,7 +31,7 @@ from tame_mt_metric.retrieval.inputs import (
 )
 
 __all__ = [
-    "TameResult",
+    "ItemizedReport",
     "backend_of",
     "check_test_set",
     "report_from_audit",
@@ -77,7 +76,7 @@ def signature(
             f"core:{core_version}",
             f"train:{num_train}_{train_fingerprint[:16]}",
             config.retrieval.signature(),
-            f"idx:{config.strategy}",
+            f"idx:{config.retrieval.strategy}",
             f"backend:{strategy}",
             f"tm:src_nn_top1_zero_{config.tm_zero_policy}",
             config.bins_signature(),
@@ -90,10 +89,10 @@ def signature(
 
 
 @dataclass(frozen=True)
-class TameResult:
+class ItemizedReport:
     """A report with the per-item pieces it was built from."""
 
-    report: TameReport
+    report: ReportDocument
     exposures: Exposures
     tm_hypotheses: list[str]
     tm_statistics: dict[str, list[list[int]]]
@@ -124,7 +123,7 @@ def score_tame(
     include_neighbor_text: bool = False,
     cache: CacheOptions | None = None,
     index: TrainingIndex | None = None,
-) -> TameResult:
+) -> ItemizedReport:
     """Score a system against a training corpus: the whole TAME report.
 
     >>> train = TrainingCorpus(["the house is small", "a tree"], ["das Haus ist klein", "ein Baum"])
@@ -151,7 +150,7 @@ def score_tame(
         report = report_from_audit(
             audit, num_train, fingerprint, preds, refs, config, system.result(), reused
         )
-    return TameResult(
+    return ItemizedReport(
         report,
         audit.exposures,
         audit.tm_hypotheses,
@@ -172,7 +171,7 @@ def _index_saved(
         return True
     if not isinstance(train, TrainingCorpus) or not cache.enabled:
         return False
-    if config.strategy == "streaming" or config.engine == "ray":
+    if config.retrieval.strategy == "streaming" or config.engine == "ray":
         return False
     cache.prepare()  # a folder that cannot be created is an error before the corpus is read
     return find_cached_index(train, config.retrieval, cache) is not None
@@ -194,7 +193,7 @@ def backend_of(
         "name": used,
         "native": True,
         "exact": True,
-        "requested_mode": config.strategy,
+        "requested_mode": config.retrieval.strategy,
         "resolved_mode": used,
         "index_reused": index_reused,
     }
@@ -202,7 +201,7 @@ def backend_of(
         backend["artifact_backend"] = artifact_backend
     backend.update(
         core_version=core_version,
-        requested_strategy=config.strategy,
+        requested_strategy=config.retrieval.strategy,
         strategy=strategy,
         audit_cached=audit_cached,
     )
@@ -219,7 +218,7 @@ def report_from_audit(
     system_statistics: SegmentStatistics | None = None,
     index_reused: bool = False,
     artifact_backend: str | None = None,
-) -> TameReport:
+) -> ReportDocument:
     """The report of a system from an audit of its test set: only the predictions
     are read (the training corpus is known by its size and fingerprint), unless
     their statistics are given. ``index_reused``: the audit searched an index that
@@ -232,7 +231,7 @@ def report_from_audit(
     tm_stats = scorers.from_rows(audit.tm_statistics)
     system, tm_scores = system_stats.score(), tm_stats.score()
     bins = {b.name: b for b in bin_scores(summary, exposures, system_stats, tm_stats)}
-    return TameReport(
+    return ReportDocument(
         config=config,
         signature=signature(
             config, num_train, train_fingerprint, exposures.strategy, len(references[0])

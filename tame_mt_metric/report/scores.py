@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import sacrebleu
 from sacrebleu.metrics.bleu import BLEU
-from sacrebleu.metrics.chrf import CHRF
 
 from tame_mt_metric.digest import digest
 from tame_mt_metric.report.config import TameConfig
-from tame_mt_metric.report.spbleu import find_model, spbleu_metric
+from tame_mt_metric.report.metric_registry import REGISTRY
+from tame_mt_metric.report.sacrebleu_internals import score_of_sums, segment_statistics
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,13 +39,12 @@ __all__ = [
 ]
 
 SACREBLEU_VERSION: str = sacrebleu.__version__
-# The statistics sacrebleu's BLEU reads (what has a BLEU breakdown).
-BLEU_LIKE = frozenset({"bleu", "spbleu"})
 
 
 @dataclass(frozen=True)
 class MetricDef:
-    """A reported metric: the sacrebleu statistics it reads, and how it aggregates."""
+    """A reported metric under the settings at hand (``metric_registry``'s entry
+    resolved): the sacrebleu statistics it reads, and how it aggregates."""
 
     name: str
     statistics: str
@@ -53,14 +52,10 @@ class MetricDef:
 
 
 def _defs(metrics: Sequence[str], chrf_word_order: int) -> list[MetricDef]:
-    defs = {
-        "bleu": MetricDef("bleu", "bleu"),
-        "chrf": MetricDef("chrf", f"chrf_wo{chrf_word_order}"),
-        "spbleu": MetricDef("spbleu", "spbleu"),
-        "chrf++": MetricDef("chrf++", "chrf_wo2"),
-        "chrf++_avg": MetricDef("chrf++_avg", "chrf_wo2", sentence_mean=True),
-    }
-    return [defs[name] for name in metrics]
+    return [
+        MetricDef(m, REGISTRY[m].statistics(chrf_word_order), REGISTRY[m].sentence_mean)
+        for m in metrics
+    ]
 
 
 def metric_defs(config: TameConfig) -> list[MetricDef]:
@@ -79,16 +74,6 @@ def same_numbers(metrics: Sequence[str], chrf_word_order: int) -> list[list[str]
     for d in _defs(metrics, chrf_word_order):
         groups.setdefault((d.statistics, d.sentence_mean), []).append(d.name)
     return list(groups.values())
-
-
-def _sacrebleu_metric(name: str, config: TameConfig, streams: list[list[str]]) -> Any:
-    if name == "bleu":
-        return BLEU(
-            tokenize=config.bleu_tokenize, lowercase=config.bleu_lowercase, references=streams
-        )
-    if name == "spbleu":
-        return spbleu_metric(find_model(config.spbleu_tokenize, config.spm_model), streams)
-    return CHRF(word_order=int(name.removeprefix("chrf_wo")), references=streams)
 
 
 def _column_sums(rows: list[list[int]]) -> list[int]:
@@ -162,14 +147,14 @@ class SegmentStatistics:
         statistics; None for no segments."""
         out: dict[str, dict[str, Any] | None] = {}
         for d in self._defs:
-            if d.statistics not in BLEU_LIKE:
+            if not isinstance(self._metrics[d.statistics], BLEU):
                 continue
             stats = self._stats[d.statistics]
             chosen = stats if rows is None else [stats[i] for i in rows]
             if not chosen:
                 out[d.name] = None
                 continue
-            found = self._metrics[d.statistics]._compute_score_from_stats(_column_sums(chosen))
+            found = score_of_sums(self._metrics[d.statistics], _column_sums(chosen))
             out[d.name] = {
                 "precisions": [float(p) for p in found.precisions],
                 "bp": float(found.bp),
@@ -189,10 +174,10 @@ class SegmentStatistics:
             if not chosen:
                 out[d.name] = float("nan")
             elif d.sentence_mean:
-                scores = [metric._compute_score_from_stats(s).score for s in chosen]
+                scores = [score_of_sums(metric, s).score for s in chosen]
                 out[d.name] = float(sum(scores) / len(scores))
             else:
-                out[d.name] = float(metric._compute_score_from_stats(_column_sums(chosen)).score)
+                out[d.name] = float(score_of_sums(metric, _column_sums(chosen)).score)
         return out
 
 
@@ -295,7 +280,7 @@ class Scorers:
         self._metrics: dict[str, Any] = {}
         for d in self._defs:
             if d.statistics not in self._metrics:
-                self._metrics[d.statistics] = _sacrebleu_metric(d.statistics, config, streams)
+                self._metrics[d.statistics] = REGISTRY[d.name].make(config, streams)
 
     @classmethod
     def for_references(cls, config: TameConfig, references: Sequence[Sequence[str]]) -> Scorers:
@@ -318,8 +303,5 @@ class Scorers:
 
     def statistics(self, hypotheses: Sequence[str]) -> SegmentStatistics:
         hyps = list(hypotheses)
-        stats = {
-            name: metric._extract_corpus_statistics(hyps, None)
-            for name, metric in self._metrics.items()
-        }
+        stats = {name: segment_statistics(metric, hyps) for name, metric in self._metrics.items()}
         return SegmentStatistics(self._defs, self._metrics, stats)

@@ -5,7 +5,7 @@ report keeps, so that every bin is tested without rescoring text.
 
 sacrebleu's own test functions do the work: each system's statistics are
 handed to them through a metric that returns those statistics for the items of
-the group (``_GroupStatistics``), so on the whole test set every figure equals
+the group (``GroupStatistics``), so on the whole test set every figure equals
 ``sacrebleu.significance.PairedTest`` (and the CLI's ``--paired-bs`` /
 ``--paired-ar``) for the same seed and sample count. Within a group every
 system is resampled on the same items. The TM baseline is one of the systems
@@ -35,24 +35,27 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sacrebleu.significance import (
-    Result,
-    _compute_p_value,
-    _paired_ar_test,
-    _paired_bs_test,
-    estimate_ci,
-)
+from sacrebleu.significance import Result, estimate_ci
 
 from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.config import MAX_BOOTSTRAP, TameConfig
 from tame_mt_metric.report.exposure_summary import BINS, rows_in_bins
+from tame_mt_metric.report.sacrebleu_internals import (
+    GroupStatistics,
+    p_value,
+    paired_ar_test,
+    paired_bs_test,
+    score_of_segments,
+    score_of_sums,
+    segment_statistics,
+)
 from tame_mt_metric.report.scores import SegmentStatistics
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
 if TYPE_CHECKING:
-    from tame_mt_metric.report.document import TameReport
+    from tame_mt_metric.report.document import ReportDocument
 
 __all__ = [
     "TESTS",
@@ -105,7 +108,7 @@ class Comparison:
     whole: Table
     bins: dict[str, Table]
     settings: dict[str, Any]
-    reports: dict[str, TameReport] = field(default_factory=dict, repr=False, compare=False)
+    reports: dict[str, ReportDocument] = field(default_factory=dict, repr=False, compare=False)
     """Each system's own TAME report (where it was made)."""
 
     def as_dict(self) -> dict[str, Any]:
@@ -121,26 +124,6 @@ class Comparison:
         }
 
 
-class _GroupStatistics:
-    """A sacrebleu metric whose "hypotheses" are item numbers: it returns the
-    precomputed statistics of those items and scores as the metric does."""
-
-    def __init__(self, metric: Any, rows: list[list[int]]) -> None:
-        self._metric = metric
-        self._rows = rows
-
-    def _extract_corpus_statistics(
-        self, items: Sequence[int], _references: object
-    ) -> list[list[int]]:
-        return [self._rows[i] for i in items]
-
-    def _aggregate_and_compute(self, stats: Any) -> Any:
-        return self._metric._aggregate_and_compute(stats)
-
-    def _compute_score_from_stats(self, stats: Any) -> Any:
-        return self._metric._compute_score_from_stats(stats)
-
-
 def _resamples(items: int, n: int, seed: int) -> np.ndarray:
     """sacrebleu's resampled items (``_bootstrap_resample``, ``_paired_bs_test``)."""
     return np.random.default_rng(seed).choice(items, size=(n, items), replace=True)
@@ -150,7 +133,7 @@ def _bootstrap_scores(metric: Any, stats: list[list[int]], idxs: np.ndarray) -> 
     """Each resample's score, summed and scored as sacrebleu does (float32 sums,
     one resample at a time, so never all resamples' statistics at once)."""
     stats_np = np.array(stats, dtype="float32")
-    return np.array([metric._compute_score_from_stats(stats_np[i].sum(0)).score for i in idxs])
+    return np.array([score_of_sums(metric, stats_np[i].sum(0)).score for i in idxs])
 
 
 def _shift_test(
@@ -159,12 +142,12 @@ def _shift_test(
     """The paired bootstrap with the null made by shifting the resampled signed
     differences to mean zero: p = P(|delta_b - mean(delta)| > |d|), + 1 smoothed
     as sacrebleu's p-values are. Same resamples, score and interval as ``bs``."""
-    score = float(metric._aggregate_and_compute(stats).score)
+    score = float(score_of_segments(metric, stats).score)
     scores = _bootstrap_scores(metric, stats, idxs)
     mean, ci = (float(v) for v in estimate_ci(scores))
     delta = scores - bl_scores
-    p = _compute_p_value(np.abs(delta - delta.mean()), abs(score - bl_score))
-    return SystemResult(score, mean, mean - ci, mean + ci, float(p), score - bl_score)
+    p = p_value(np.abs(delta - delta.mean()), abs(score - bl_score))
+    return SystemResult(score, mean, mean - ci, mean + ci, p, score - bl_score)
 
 
 def paired_table(
@@ -180,19 +163,19 @@ def paired_table(
     against the baseline, as ``PairedTest`` runs it."""
     names = [baseline] + [n for n in statistics if n != baseline]
     out: Table = {name: {} for name in names}
-    # Duck-typed metrics (``_GroupStatistics``) where sacrebleu's types say Metric.
-    run: Any = _paired_ar_test if test == "ar" else _paired_bs_test
+    # Duck-typed metrics (``GroupStatistics``) where sacrebleu's types say Metric.
+    run: Any = paired_ar_test if test == "ar" else paired_bs_test
     # PairedTest's baseline interval: the bootstrap's resamples, or for AR its own.
     baseline_n = n_confidence if test == "ar" else n_samples
     for metric_name, stats_name, metric in statistics[baseline].corpus_metrics():
         group = {
-            name: _GroupStatistics(metric, [statistics[name].rows()[stats_name][i] for i in rows])
+            name: GroupStatistics(metric, [statistics[name].rows()[stats_name][i] for i in rows])
             for name in names
         }
         items = list(range(len(rows)))
         bl = group[baseline]
-        bl_stats = bl._extract_corpus_statistics(items, None)
-        bl_score = float(bl._aggregate_and_compute(bl_stats).score)
+        bl_stats = segment_statistics(bl, items)
+        bl_score = float(score_of_segments(bl, bl_stats).score)
         mean, ci = math.nan, math.nan
         if baseline_n > 0:
             idxs = _resamples(len(rows), baseline_n, seed)
@@ -202,7 +185,7 @@ def paired_table(
         baseline_info = {metric_name: (bl_stats, Result(bl_score))}
         for name in names[1:]:
             if test == "bs-shift":
-                stats = group[name]._extract_corpus_statistics(items, None)
+                stats = segment_statistics(group[name], items)
                 out[name][metric_name] = _shift_test(metric, bl_scores, stats, idxs, bl_score)
                 continue
             _, results = run(
@@ -326,7 +309,7 @@ def comparison(
     test: str,
     n_samples: int,
     report_signature: str,
-    reports: dict[str, TameReport] | None = None,
+    reports: dict[str, ReportDocument] | None = None,
 ) -> Comparison:
     """The comparison of systems' statistics (the TM baseline's among them, as
     ``"tm"``) on a test set audited into ``item_bins``; ``config.seed`` seeds

@@ -21,6 +21,7 @@ from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.tokenizers.tokenizer_base import BaseTokenizer
 
 from tame_mt_metric.errors import InvalidOptionError, MissingModelError
+from tame_mt_metric.report.sacrebleu_internals import hold_references
 
 __all__ = ["MODEL_ENV", "OFFICIAL_MODELS", "SpmModel", "find_model", "spbleu_metric"]
 
@@ -131,5 +132,5 @@ def spbleu_metric(model: SpmModel, references: Any = None) -> BLEU:
     metric.tokenizer = SpmTokenizer(model)
     metric.tokenizer_signature = model.kind
     if references is not None:
-        metric._ref_cache = metric._cache_references(references)
+        hold_references(metric, references)
     return metric

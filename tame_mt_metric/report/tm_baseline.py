@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from tame_mt_metric.retrieval.config import ZeroPolicy
 from tame_mt_metric.retrieval.exposure import Exposures
-from tame_mt_metric.scale.shards import tm_from_candidates
+from tame_mt_metric.retrieval.tm_candidates import tm_from_candidates
 
 __all__ = ["tm_hypotheses"]
 

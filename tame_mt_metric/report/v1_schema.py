@@ -1,7 +1,7 @@
 """The compatibility output ``tame-mt-v1``: the JSON report and the segment rows
 in the shape of the TAME-MT reference implementation's published v1 schemas,
 for the dashboards and scripts built on them. Both are made from this
-package's own outputs (``TameReport.as_json``, ``source_audit_json``,
+package's own outputs (``ReportDocument.as_json``, ``source_side_report_json``,
 ``segment_rows``) and the exposures they were made of; the schemas they
 validate against ship in ``tame_mt_metric/schemas/``.
 
@@ -114,7 +114,7 @@ def v1_report(
     timings: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The v1 report of one of this package's reports (``document``, as
-    ``TameReport.as_json`` or ``source_audit_json`` made it) and the exposures
+    ``ReportDocument.as_json`` or ``source_side_report_json`` made it) and the exposures
     it was made of; ``timings``: seconds by stage."""
     exposure = document["exposure"]
     backend = document["backend"]

@@ -3,7 +3,9 @@ training source, target and pair by character n-gram Jaccard similarity.
 
 Owns the retrieval settings (``config``), normalisation and gram sets
 (``grams``), checked inputs (``inputs``), the training corpus and its
-fingerprint (``corpus``), the two strategies' API (``exposure``), the test
+fingerprint (``corpus``), the two strategies' API (``exposure``), the
+streaming strategy's one pass with each item's TM candidate
+(``streaming_pass``) and the TM candidate rule (``tm_candidates``), the test
 set's exposure to a sample of each training side (``sides``) and the
 plain-Python brute force every answer is held to (``reference``).
 

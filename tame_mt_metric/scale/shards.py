@@ -13,7 +13,6 @@ Shards start on multiples of ``SHARD_ALIGN`` rows (the fingerprint's block).
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -27,11 +26,11 @@ from tame_mt_metric.digest import PROOF, digest, proof, proved
 from tame_mt_metric.errors import InputTextError, InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import regular_file, write_arrow
 from tame_mt_metric.retrieval.config import RetrievalConfig, ZeroPolicy
-from tame_mt_metric.retrieval.corpus import Block, read_ahead
-from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour, StreamingAudit
+from tame_mt_metric.retrieval.corpus import Block
+from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
 from tame_mt_metric.retrieval.inputs import references_per_item
-
-log = logging.getLogger("tame_mt_metric")
+from tame_mt_metric.retrieval.streaming_pass import streaming_pass
+from tame_mt_metric.retrieval.tm_candidates import tm_from_candidates
 
 __all__ = [
     "SHARD_ALIGN",
@@ -43,8 +42,6 @@ __all__ = [
     "merge_partials",
     "parse_shard",
     "shard_ranges",
-    "stream_audit",
-    "tm_from_candidates",
 ]
 
 SHARD_ALIGN: int = _core.FINGERPRINT_BLOCK_ROWS
@@ -171,60 +168,6 @@ class PartialAudit:
         )
 
 
-def stream_audit(
-    blocks: Iterable[Block],
-    start: int,
-    sources: Sequence[str],
-    references: Sequence[str] | Sequence[Sequence[str]] | None,
-    config: RetrievalConfig,
-    advance: Callable[[int], None] | None = None,
-    fingerprint: _core.CorpusFingerprint | None = None,
-) -> tuple[Exposures, list[str], int]:
-    """One pass over ``blocks`` (lists of strings or ``ArrowTexts``; global rows from
-    ``start``): the exposures, each item's TM candidate (the target of its best
-    source row, taken from the block that holds that row, so that rows are read
-    once and never kept) and the row after the last. The next block is read while
-    one is audited (``read_ahead``). ``fingerprint`` takes in the rows on the way;
-    ``advance(rows)`` after each block."""
-    audit = StreamingAudit(sources, references, config)
-    held_rows = [-1] * len(sources)
-    candidates = [""] * len(sources)
-    row = start
-    for block_sources, block_targets in read_ahead(blocks):
-        audit.feed(block_sources, block_targets, row)
-        if fingerprint is not None:
-            fingerprint.update(block_sources, block_targets)
-        stop = row + len(block_sources)
-        for i, best in enumerate(audit.best_source_rows()):
-            if row <= best < stop and best != held_rows[i]:
-                held_rows[i], candidates[i] = best, block_targets[best - row]
-        row = stop
-        if advance is not None:
-            advance(len(block_sources))
-    if row == start:
-        return Exposures((), 0, "streaming"), [], row
-    audited, by_overlaps = audit.blocks
-    log.info(
-        "streaming pass: %d of %d blocks counted every test text's overlap at once, "
-        "%d probed each text by its prefix (the cheaper by the cost model of each block)",
-        by_overlaps,
-        audited,
-        audited - by_overlaps,
-    )
-    return audit.result(), candidates, row
-
-
-def tm_from_candidates(
-    exposures: Exposures, candidates: Sequence[str], zero_policy: ZeroPolicy = "empty"
-) -> list[str]:
-    """The TM hypotheses from each item's candidate: "" for an item whose source
-    shares no gram with training under the ``empty`` policy."""
-    return [
-        "" if item.source[0].overlap == 0 and zero_policy == "empty" else candidate
-        for item, candidate in zip(exposures, candidates, strict=True)
-    ]
-
-
 def audit_shard(
     blocks: Iterable[Block],
     start: int,
@@ -233,12 +176,12 @@ def audit_shard(
     config: RetrievalConfig,
     advance: Callable[[int], None] | None = None,
 ) -> PartialAudit:
-    """The partial audit of the rows of ``blocks`` (``stream_audit``), with the
+    """The partial audit of the rows of ``blocks`` (``streaming_pass``), with the
     digests of their fingerprint blocks, for merging with other shards."""
     if start % SHARD_ALIGN:
         raise InvalidOptionError(f"start: {start} is not a multiple of {SHARD_ALIGN}")
     fingerprint = _core.CorpusFingerprint()
-    exposures, candidates, stop = stream_audit(
+    exposures, candidates, stop = streaming_pass(
         blocks, start, sources, references, config, advance, fingerprint
     )
     return PartialAudit(

@@ -1,13 +1,45 @@
-"""The GIL handed between threads more often while a report's threads share it."""
+"""The interpreter's own settings, changed while a report's work runs: the
+cyclic collector paused (``collector_paused``) and the GIL handed between
+threads more often (``switching_often``). Each is shared by every report made
+at once and set back when the last ends. A base module: imports nothing of the
+package."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["SWITCH_INTERVAL", "switching_often"]
+__all__ = ["SWITCH_INTERVAL", "collector_paused", "switching_often"]
+
+_PAUSES = 0
+_PAUSES_LOCK = threading.Lock()
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic collector off while a report is made: sacrebleu's statistics
+    allocate millions of small containers, and each collection would walk every
+    object alive (all of torch's, where ``evaluate`` imported it). Reports made on
+    several threads at once turn it back on when the last ends; a collector the
+    caller had turned off stays off."""
+    global _PAUSES
+    with _PAUSES_LOCK:
+        pause = _PAUSES > 0 or gc.isenabled()
+        if pause:
+            _PAUSES += 1
+            gc.disable()
+    try:
+        yield
+    finally:
+        if pause:
+            with _PAUSES_LOCK:
+                _PAUSES -= 1
+                if _PAUSES == 0:
+                    gc.enable()
+
 
 # A thread waiting for the GIL gets it back within this many seconds.
 SWITCH_INTERVAL = 0.0002

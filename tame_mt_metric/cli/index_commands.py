@@ -21,7 +21,7 @@ from tame_mt_metric.cli.common import (
     add_report_options,
     add_train_options,
     config_from,
-    training_corpus,
+    corpus_from_options,
 )
 from tame_mt_metric.errors import IndexFileError
 from tame_mt_metric.retrieval.exposure import TrainingIndex
@@ -33,7 +33,7 @@ def _build(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     config = config_from(args).retrieval
     with stages.stage("read the training corpus"):
-        corpus = training_corpus(args)
+        corpus = corpus_from_options(args)
     with stages.stage("build the index"):
         if args.out is None:
             cache = CacheOptions(cache_dir=args.cache_dir, train_key=args.train_key)
