@@ -18,7 +18,5 @@ PICTURES = {
 
 def on_files(files: Files, config: Any, **_: Any) -> Files:
     for source, published in PICTURES.items():
-        files.append(
-            File.generated(config, published, abs_src_path=str(REPO / source))
-        )
+        files.append(File.generated(config, published, abs_src_path=str(REPO / source)))
     return files

@@ -16,6 +16,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 PAGE = REPO / "docs" / "cli-reference.md"
 WIDTH = "88"  # the terminal width the help texts are wrapped for
+MARK = "<!-- not run: the text `--help` prints, compared by its own test -->"
 
 INTRO = """\
 # CLI reference
@@ -49,8 +50,7 @@ def render() -> str:
         for words, parser in _commands(build_parser()):
             title = " ".join(("tame-mt-metric", *words))
             sections.append(
-                f"## `{title}`\n\n<!-- not run: the text `--help` prints, compared by its own test -->\n"
-                f"```text\n{parser.format_help().rstrip()}\n```\n"
+                f"## `{title}`\n\n{MARK}\n```text\n{parser.format_help().rstrip()}\n```\n"
             )
     finally:
         if old is None:

@@ -106,8 +106,10 @@ def test_the_pages_show_examples_that_run() -> None:
     run = [b for page in PAGES for b in blocks(page) if b.mark in (None, "setup")]
     assert len(run) >= 40, len(run)
     for page in PAGES:
-        assert page == README or any(b.mark is None for b in blocks(page)) or (
-            page.name in ("architecture.md", "cli-reference.md")
+        assert (
+            page == README
+            or any(b.mark is None for b in blocks(page))
+            or (page.name in ("architecture.md", "cli-reference.md"))
         ), f"{page.relative_to(REPO)} shows no example that runs"
 
 
@@ -157,9 +159,7 @@ def _assert_shown(shown: Block, printed: str) -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
-def test_page_examples_run(
-    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TAME_MT_PROGRESS", "0")
     _run(setup_block(), tmp_path)
