@@ -169,3 +169,40 @@ def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
             _assert_shown(block, printed)
         elif block.mark is None or block.mark == "setup":
             printed = _run(block, tmp_path)
+
+
+DOTTED = re.compile(r"`(tame_mt_metric(?:\.\w+)+)")
+PATH = re.compile(
+    r"`((?:tame_mt_metric|benchmarks|tests|examples|core|install|\.ci|\.github)/[\w./-]*)`"
+)
+
+
+def _resolves(dotted: str) -> bool:
+    """``dotted`` names a module of the package, or an attribute of one."""
+    import importlib
+
+    if dotted.endswith(".py"):  # a file: tame_mt_metric.py
+        return (REPO / dotted).is_file()
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+def test_the_names_and_paths_the_pages_give_exist() -> None:
+    """A module, function or file named in the prose (not only in examples)
+    still exists under that name."""
+    missing = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        missing += [f"{page.name}: {n}" for n in DOTTED.findall(text) if not _resolves(n)]
+        missing += [f"{page.name}: {p}" for p in PATH.findall(text) if not (REPO / p).exists()]
+    assert not missing, missing
