@@ -127,16 +127,9 @@ class TameOptions(TypedDict, total=False):
 
 # Every option by its flat name, in the order the report's settings list them.
 OPTIONS: tuple[str, ...] = tuple(TameOptions.__annotations__)
-# The options a report's ``RetrievalConfig`` holds.
-RETRIEVAL_OPTIONS = (
-    "ngram_orders",
-    "lowercase",
-    "strip_diacritics",
-    "normalize_punctuation",
-    "strategy",
-    "threads",
-    "block_rows",
-)
+# The options a report's ``RetrievalConfig`` holds: all of its settings but the
+# neighbours kept per side (a report keeps one).
+RETRIEVAL_OPTIONS = tuple(f.name for f in fields(RetrievalConfig) if f.name != "top_k")
 
 
 def _ngram_orders(value: object) -> object:
