@@ -170,7 +170,7 @@ def load_audit(path: Path, key: str, num_items: int, statistics: set[str]) -> Au
             return _from_table(table, key, num_items, statistics)
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
         warnings.warn(
-            f"recomputing the cached audit {path.name}: {exc}", CacheWarning, stacklevel=3
+            f"recomputing the cached audit {path.name}: {exc}", CacheWarning, stacklevel=4
         )
         discard(path)
         return None

@@ -35,7 +35,8 @@ BROKEN_PIPE_EXIT = 141
 
 
 # The commands each module registers, in the order of ``--help``. Running a
-# command imports its own module only (a lookup need not import scoring);
+# command imports its own module (and what it shares: ``score-cached-batch``
+# the paired options of ``compare_command``), so a lookup need not import scoring;
 # ``--help`` and an unknown name import them all.
 COMMANDS: dict[str, tuple[str, ...]] = {
     "score_commands": ("score", "audit", "tm-baseline", "score-cached", "score-cached-batch"),

@@ -151,7 +151,7 @@ def _belongs(audit: Audit, train: TrainingCorpus | TrainingStream) -> bool:
         f"recomputing the cached audit: it was made of the corpus {audit.train_fingerprint}, "
         f"not of the one at hand ({train.fingerprint}) with the same train_key",
         CacheWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
     return False
 
@@ -177,34 +177,13 @@ def run_audit(
             f"{config.retrieval.signature()}"
         )
     if cache.enabled and _provable(train, cache):
-        key = audit_key(cache.key_of(train), sources, references, config)
-        path = audit_path(cache, key)
-        recent = (str(path), key)
-        if recent in _RECENT and _belongs(_RECENT[recent], train):
-            _RECENT.move_to_end(recent)
-            return _RECENT[recent]
-        found = load_audit(path, key, len(sources), statistics_names(config))
-        if found is not None and _belongs(found, train):
-            return _remember(recent, found)
+        found = _cached_audit(train, sources, references, config, cache)
+        if found is not None:
+            return found
     # A corpus read by passes is sampled as the audit's own pass reads it.
     kept = sample_rows(train)
     if config.engine == "ray" and index is None:
-        if isinstance(train, TrainingStream):
-            raise InvalidOptionError(
-                "engine: the Ray engine cuts the corpus into row ranges; give a Dataset or "
-                "TextFiles, not a stream"
-            )
-        from tame_mt_metric.scale.ray_engine import ray_audit
-
-        merged = ray_audit(
-            train,
-            sources,
-            references,
-            config.retrieval,
-            config.tm_zero_policy,
-            address=config.ray_address,
-        )
-        exposures, tm = merged.exposures, merged.tm_hypotheses
+        exposures, tm = _ray_audit(train, sources, references, config)
     else:
         exposures, tm = _local_audit(train, sources, references, config, cache, index, kept)
     # The side check runs in the core (without the GIL) while sacrebleu scores the TM.
@@ -213,15 +192,67 @@ def run_audit(
         tm_statistics = Scorers.for_references(config, references).statistics(tm).rows()
         audit = Audit(exposures, tm, tm_statistics, train.fingerprint, sides=sides.result())
     if cache.enabled:
-        key = audit_key(cache.key_of(train), sources, references, config)
-        path = audit_path(cache, key)
-        try:
-            save_audit(path, audit, key)
-        except OSError as exc:  # a read-only or full cache: the numbers stand
-            uncached(path.parent, exc)
-        else:
-            _remember((str(path), key), replace(audit, from_cache=True))
+        _store(audit, audit_key(cache.key_of(train), sources, references, config), cache)
     return audit
+
+
+def _cached_audit(
+    train: TrainingCorpus | TrainingStream,
+    sources: list[str],
+    references: list[list[str]],
+    config: TameConfig,
+    cache: CacheOptions,
+) -> Audit | None:
+    """The audit of this corpus, test set and settings kept in this process or read
+    from the cache, once it is proved to be of the corpus at hand; else None."""
+    key = audit_key(cache.key_of(train), sources, references, config)
+    path = audit_path(cache, key)
+    recent = (str(path), key)
+    if recent in _RECENT and _belongs(_RECENT[recent], train):
+        _RECENT.move_to_end(recent)
+        return _RECENT[recent]
+    found = load_audit(path, key, len(sources), statistics_names(config))
+    if found is not None and _belongs(found, train):
+        return _remember(recent, found)
+    return None
+
+
+def _ray_audit(
+    train: TrainingCorpus | TrainingStream,
+    sources: list[str],
+    references: list[list[str]],
+    config: TameConfig,
+) -> tuple[Exposures, list[str]]:
+    """The exposures and TM hypotheses from shards of the corpus on Ray."""
+    if isinstance(train, TrainingStream):
+        raise InvalidOptionError(
+            "engine: the Ray engine cuts the corpus into row ranges; give a Dataset or "
+            "TextFiles, not a stream"
+        )
+    from tame_mt_metric.scale.ray_engine import ray_audit
+
+    merged = ray_audit(
+        train,
+        sources,
+        references,
+        config.retrieval,
+        config.tm_zero_policy,
+        address=config.ray_address,
+    )
+    return merged.exposures, merged.tm_hypotheses
+
+
+def _store(audit: Audit, key: str, cache: CacheOptions) -> None:
+    """``audit`` written to the cache under ``key`` and kept in this process; a
+    cache that cannot be written (read-only, full) is warned about, the numbers
+    stand."""
+    path = audit_path(cache, key)
+    try:
+        save_audit(path, audit, key)
+    except OSError as exc:
+        uncached(path.parent, exc)
+    else:
+        _remember((str(path), key), replace(audit, from_cache=True))
 
 
 def _remember(recent: tuple[str, str], audit: Audit) -> Audit:

@@ -9,6 +9,7 @@ streaming strategy's one pass with each item's TM candidate
 set's exposure to a sample of each training side (``sides``) and the
 plain-Python brute force every answer is held to (``reference``).
 
-May import: ``tame_mt_core``, ``tame_mt_metric.errors``, ``tame_mt_metric.digest``;
-nothing else of the package (everything else builds on it).
+May import: ``tame_mt_core`` and the package's base modules
+(``errors``, ``files``, ``progress``, ``digest``, ``_version``,
+``interpreter``); nothing else of the package (everything else builds on it).
 """

@@ -4,5 +4,6 @@
 as Ray tasks (``ray_engine``). Any split gives the answers of one pass.
 
 May import: ``tame_mt_metric.retrieval`` and the package's base modules
-(``errors``, ``digest``, ``_version``).
+(``errors``, ``files``, ``progress``, ``digest``, ``_version``,
+``interpreter``).
 """
