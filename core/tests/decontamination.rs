@@ -91,6 +91,7 @@ fn check(
     t: (u64, u64),
     block: usize,
     threads: usize,
+    counting: Option<bool>,
 ) {
     let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
     let (ts, tt): (Vec<&str>, Vec<&str>) =
@@ -107,7 +108,8 @@ fn check(
         Threshold::new(t.0, t.1).unwrap(),
         threads,
     )
-    .unwrap();
+    .unwrap()
+    .with_counting(counting);
     let mut found: Vec<RowMatch> = Vec::new();
     for start in (0..ts.len()).step_by(block) {
         let end = (start + block).min(ts.len());
@@ -196,9 +198,10 @@ proptest! {
         hit in proptest::option::of(0usize..1000),
         block in 1usize..12,
         threads in 1usize..4,
+        counting in proptest::option::of(any::<bool>()),
     ) {
         let t = threshold(&train, &test, pick, hit);
-        check(&train, &test, t, block, threads);
+        check(&train, &test, t, block, threads, counting);
     }
 }
 
@@ -224,7 +227,9 @@ fn threshold_one_removes_exact_normalised_matches_only() {
         ("a", "b"),
     ]);
     let test = vec![item("the red house", &["b"]), item("", &[]), item("a", &[])];
-    check(&train, &test, (1, 1), 3, 2);
+    for counting in [None, Some(false), Some(true)] {
+        check(&train, &test, (1, 1), 3, 2, counting);
+    }
     let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
     let (ts, tt): (Vec<&str>, Vec<&str>) =
         train.iter().map(|(a, b)| (a.as_str(), b.as_str())).unzip();
@@ -252,7 +257,9 @@ fn ties_go_to_the_lower_item_and_reference() {
         item("abc", &["xyz", "xyz"]),
         item("abc", &["xyz"]),
     ];
-    check(&train, &test, (1, 2), 1, 1);
+    for counting in [None, Some(false), Some(true)] {
+        check(&train, &test, (1, 2), 1, 1, counting);
+    }
     let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
     let qs: Vec<&str> = test.iter().map(|p| p.0.as_str()).collect();
     let qr: Vec<Vec<&str>> = test

@@ -15,9 +15,9 @@ use crate::jaccard::{min_score, Score};
 use crate::pool::pool;
 use crate::test_set::check_aligned;
 
-use super::threshold_join::{TextIndex, Threshold};
+use super::threshold_join::{JoinScratch, TextIndex, Threshold};
 use super::training_rows::Reader;
-use super::vocabulary::{Stamps, Text};
+use super::vocabulary::Text;
 
 /// Rows answered between two polls for interruption.
 const ROWS_PER_POLL: usize = 16_384;
@@ -60,15 +60,17 @@ pub struct Decontaminator {
     /// (item, reference index) of each reference text, increasing.
     reference_of: Vec<(u32, u32)>,
     pool: Arc<ThreadPool>,
+    /// How candidates are scored: `None` by the cost model.
+    counting: Option<bool>,
 }
 
-/// One thread's scratch: readers of each side's vocabulary, the texts seen
-/// by a probe, and the matches found.
+/// One thread's scratch: readers of each side's vocabulary, each side's
+/// join scratch, and the matches found.
 struct Scratch {
     source_reader: Reader,
     target_reader: Reader,
-    source_seen: Stamps,
-    target_seen: Stamps,
+    source_join: JoinScratch,
+    target_join: JoinScratch,
     source_found: Vec<(u32, Score)>,
     target_found: Vec<(u32, Score)>,
 }
@@ -118,8 +120,8 @@ impl Decontaminator {
                 .flat_map_iter(|refs| refs.iter().map(|r| config.grams(r.as_ref())))
                 .collect();
             rayon::join(
-                || TextIndex::new(&source_sets),
-                || TextIndex::new(&reference_sets),
+                || TextIndex::new(&source_sets, &threshold),
+                || TextIndex::new(&reference_sets, &threshold),
             )
         });
         Ok(Decontaminator {
@@ -129,7 +131,17 @@ impl Decontaminator {
             references,
             reference_of,
             pool,
+            counting: None,
         })
+    }
+
+    /// Score every row's candidates one way: by counting every test text's
+    /// overlap at once (`Some(true)`), by merging each candidate's
+    /// (`Some(false)`), or the cheaper by the cost model (`None`, the
+    /// default). Every way gives the same answer; tests hold each to it.
+    pub fn with_counting(mut self, counting: Option<bool>) -> Decontaminator {
+        self.counting = counting;
+        self
     }
 
     /// Test items (across every set).
@@ -155,25 +167,32 @@ impl Decontaminator {
                 return Err(Error::Interrupted);
             }
             let end = (start + ROWS_PER_POLL).min(sources.len());
-            let run: Vec<RowMatch> = self.pool.install(|| {
+            let runs: Vec<Vec<RowMatch>> = self.pool.install(|| {
+                // A few runs per thread, each with its own scratch, so that a
+                // slow run does not hold the others.
+                let run = (end - start)
+                    .div_ceil(8 * rayon::current_num_threads())
+                    .max(256);
                 (start..end)
+                    .step_by(run)
+                    .collect::<Vec<_>>()
                     .into_par_iter()
-                    .with_min_len(64)
-                    .map_init(
-                        || self.scratch(),
-                        |scratch, j| {
-                            self.row(
-                                scratch,
-                                sources[j].as_ref(),
-                                targets[j].as_ref(),
-                                row_base + j as u64,
-                            )
-                        },
-                    )
-                    .flatten_iter()
+                    .map(|first| {
+                        let mut scratch = self.scratch();
+                        (first..(first + run).min(end))
+                            .filter_map(|j| {
+                                self.row(
+                                    &mut scratch,
+                                    sources[j].as_ref(),
+                                    targets[j].as_ref(),
+                                    row_base + j as u64,
+                                )
+                            })
+                            .collect()
+                    })
                     .collect()
             });
-            found.extend(run);
+            found.extend(runs.into_iter().flatten());
             start = end;
         }
         Ok(found)
@@ -183,8 +202,8 @@ impl Decontaminator {
         Scratch {
             source_reader: Reader::new(self.sources.vocab.len()),
             target_reader: Reader::new(self.references.vocab.len()),
-            source_seen: Stamps::new(self.sources.len()),
-            target_seen: Stamps::new(self.references.len()),
+            source_join: self.sources.scratch(),
+            target_join: self.references.scratch(),
             source_found: Vec::new(),
             target_found: Vec::new(),
         }
@@ -201,13 +220,23 @@ impl Decontaminator {
     fn row(&self, scratch: &mut Scratch, source: &str, target: &str, row: u64) -> Option<RowMatch> {
         let t = &self.threshold;
         let u = self.read(&mut scratch.source_reader, &self.sources, source);
-        self.sources
-            .matches(&u, t, &mut scratch.source_seen, &mut scratch.source_found);
+        self.sources.matches(
+            &u,
+            t,
+            self.counting,
+            &mut scratch.source_join,
+            &mut scratch.source_found,
+        );
         scratch.target_found.clear();
         if self.references.len() > 0 {
             let v = self.read(&mut scratch.target_reader, &self.references, target);
-            self.references
-                .matches(&v, t, &mut scratch.target_seen, &mut scratch.target_found);
+            self.references.matches(
+                &v,
+                t,
+                self.counting,
+                &mut scratch.target_join,
+                &mut scratch.target_found,
+            );
         }
         if scratch.source_found.is_empty() && scratch.target_found.is_empty() {
             return None;

@@ -1,19 +1,44 @@
 //! A threshold join of training texts against test texts: the test texts of
-//! one side indexed once by gram ([`TextIndex`]), and every test text a
-//! training text reaches at or above a fixed threshold ([`Threshold`]) found
-//! by prefix filtering, a size filter and the exact overlap.
+//! one side indexed once by the prefix of their grams ([`TextIndex`]), and
+//! every test text a training text reaches at or above a fixed threshold
+//! ([`Threshold`]) found by prefix filtering, a size filter and the exact
+//! overlap.
 //!
-//! If `s(x, row) >= t` then `overlap >= ceil(t * |row|)`, so among any
-//! `|row| - ceil(t * |row|) + 1` of the row's grams at least one is shared:
-//! only that many are probed, grams absent from every test text first (they
-//! reach nothing), then the rarest in the test texts. Whatever grams are
-//! probed, the cut never changes the answer.
+//! If `s(x, row) >= t` then the overlap is at least `ceil(t * |x|)` and
+//! `ceil(t * |row|)`. Order every gram by one global order (grams absent
+//! from every test text first, then the rarest in the test texts: the
+//! highest ids): the first shared gram in that order lies within the first
+//! `|x| - ceil(t * |x|) + 1` grams of `x` and the first
+//! `|row| - ceil(t * |row|) + 1` of the row. So only those prefixes are
+//! indexed and probed, and the cut never changes the answer.
+//!
+//! The candidates a row reaches are then scored exactly, the cheaper of two
+//! ways by a cost model: each candidate's overlap merged from the two id
+//! lists, or every text's overlap counted at once (`overlaps`: bitsets of
+//! the frequent grams), which wins where a low threshold lets a row reach
+//! many texts. Both count the same overlaps.
 
 use crate::error::{invalid, Result};
 use crate::grams::Gram;
 use crate::jaccard::{overlap, Score};
 
+use super::overlaps::{OverlapCounter, OverlapScratch, MOST_GRAMS};
 use super::vocabulary::{sorted, text, Stamps, Text, Vocabulary};
+
+/// Nanoseconds of a step of a merge of two id lists, and of a word of a
+/// bitset summed and a text's count tested by the overlap counter (as
+/// `overlaps` measures them, without AVX2's gain).
+const MERGE_STEP_NS: u64 = 2;
+const COUNTER_WORD_NS: u64 = 2;
+const COUNTER_TEXT_NS: u64 = 1;
+
+/// One thread's scratch for [`TextIndex::matches`].
+pub(crate) struct JoinScratch {
+    seen: Stamps,
+    candidates: Vec<u32>,
+    counts: Vec<u32>,
+    overlaps: OverlapScratch,
+}
 
 /// A similarity threshold `numerator / denominator` in (0, 1], every
 /// decision on integers.
@@ -49,6 +74,21 @@ impl Threshold {
         ((n * size as u128).div_ceil(d)) as u32
     }
 
+    /// `|x| - ceil(t * |x|) + 1`: how many of a text's grams, first in the
+    /// global order, must hold a gram it shares with any text it reaches.
+    fn prefix_len(&self, size: u32) -> u32 {
+        size - self.least_overlap(size) + 1
+    }
+
+    /// A test text's prefix (its ids sorted, all in the vocabulary): its
+    /// rarest grams, the highest ids; empty for an empty text.
+    fn prefix<'a>(&self, x: &'a Text) -> &'a [u32] {
+        if x.size == 0 {
+            return &[];
+        }
+        &x.ids[x.ids.len() - self.prefix_len(x.size) as usize..]
+    }
+
     /// `t * a <= b <= a / t`: sizes `a` and `b` can reach `t` together.
     fn sizes_fit(&self, a: u32, b: u32) -> bool {
         let (n, d) = (self.numerator as u128, self.denominator as u128);
@@ -57,26 +97,29 @@ impl Threshold {
 }
 
 /// The test texts of one side, in the ids of their vocabulary (most frequent
-/// grams the lowest ids), with the texts holding each gram.
+/// grams the lowest ids), with the texts holding each gram in their prefix
+/// for the threshold.
 #[derive(Debug, Clone)]
 pub(crate) struct TextIndex {
     pub(crate) vocab: Vocabulary,
     texts: Vec<Text>,
     /// The texts without grams (empty after normalisation).
     empty: Vec<u32>,
-    /// The texts holding gram `g`: `postings[starts[g]..starts[g + 1]]`,
-    /// increasing.
+    /// The texts holding gram `g` in their prefix:
+    /// `postings[starts[g]..starts[g + 1]]`, increasing.
     starts: Vec<u32>,
     postings: Vec<u32>,
+    /// Every text's overlap with a row at once, where the texts fit it.
+    counter: Option<OverlapCounter>,
 }
 
 impl TextIndex {
-    pub(crate) fn new(sets: &[Vec<Gram>]) -> TextIndex {
+    pub(crate) fn new(sets: &[Vec<Gram>], t: &Threshold) -> TextIndex {
         let vocab = Vocabulary::by_frequency(sets.iter());
         let texts: Vec<Text> = sets.iter().map(|s| sorted(text(&vocab, s))).collect();
         let mut starts = vec![0u32; vocab.len() + 1];
-        for t in &texts {
-            for &g in &t.ids {
+        for x in &texts {
+            for &g in t.prefix(x) {
                 starts[g as usize + 1] += 1;
             }
         }
@@ -85,21 +128,39 @@ impl TextIndex {
         }
         let mut next = starts.clone();
         let mut postings = vec![0u32; starts[vocab.len()] as usize];
-        for (x, t) in texts.iter().enumerate() {
-            for &g in &t.ids {
-                postings[next[g as usize] as usize] = x as u32;
+        for (i, x) in texts.iter().enumerate() {
+            for &g in t.prefix(x) {
+                postings[next[g as usize] as usize] = i as u32;
                 next[g as usize] += 1;
             }
         }
         let empty = (0..texts.len() as u32)
             .filter(|&x| texts[x as usize].size == 0)
             .collect();
+        let counter = OverlapCounter::new(vocab.len(), &texts);
         TextIndex {
             vocab,
             texts,
             empty,
             starts,
             postings,
+            counter,
+        }
+    }
+
+    pub(crate) fn scratch(&self) -> JoinScratch {
+        JoinScratch {
+            seen: Stamps::new(self.texts.len()),
+            candidates: Vec::new(),
+            counts: vec![
+                0;
+                if self.counter.is_some() {
+                    self.texts.len()
+                } else {
+                    0
+                }
+            ],
+            overlaps: OverlapScratch::default(),
         }
     }
 
@@ -109,12 +170,15 @@ impl TextIndex {
 
     /// Every test text at or above `t` with `row` (its ids sorted, its size
     /// counting the grams outside the vocabulary), as (text, score) in no
-    /// order. `seen` has a slot per text.
+    /// order. `counting`: count every text's overlap (`Some(true)`, where
+    /// the texts fit the counter), merge each candidate's (`Some(false)`), or
+    /// whichever the cost model expects to be cheaper (`None`).
     pub(crate) fn matches(
         &self,
         row: &Text,
         t: &Threshold,
-        seen: &mut Stamps,
+        counting: Option<bool>,
+        scratch: &mut JoinScratch,
         found: &mut Vec<(u32, Score)>,
     ) {
         found.clear();
@@ -122,30 +186,63 @@ impl TextIndex {
             found.extend(self.empty.iter().map(|&x| (x, Score::jaccard(0, 0, 0))));
             return;
         }
-        let probed = row.size - t.least_overlap(row.size) + 1;
+        let probed = t.prefix_len(row.size);
         let unknown = row.size - row.ids.len() as u32;
         if unknown >= probed {
             return;
         }
-        // The rarest known grams have the highest ids.
+        // The row's prefix: its unknown grams (indexed nowhere), then its
+        // rarest known grams, the highest ids.
         let rarest = (probed - unknown) as usize;
+        let JoinScratch {
+            seen,
+            candidates,
+            counts,
+            overlaps,
+        } = scratch;
         seen.clear();
+        candidates.clear();
+        let mut merge_steps = 0u64;
         for &g in &row.ids[row.ids.len() - rarest..] {
             let list = &self.postings[self.starts[g as usize] as usize..][..self.count(g)];
             for &x in list {
-                if !seen.insert(x) {
-                    continue;
-                }
-                let test = &self.texts[x as usize];
-                if !t.sizes_fit(test.size, row.size) {
-                    continue;
-                }
-                let s = Score::jaccard(overlap(&test.ids, &row.ids), test.size, row.size);
-                if t.admits(s) {
-                    found.push((x, s));
+                let size = self.texts[x as usize].size;
+                if seen.insert(x) && t.sizes_fit(size, row.size) {
+                    candidates.push(x);
+                    merge_steps += (size as usize + row.ids.len()) as u64;
                 }
             }
         }
+        let score = |x: u32, o: u32| Score::jaccard(o, self.texts[x as usize].size, row.size);
+        match &self.counter {
+            Some(counter)
+                if row.ids.len() <= MOST_GRAMS as usize
+                    && counting.unwrap_or_else(|| self.counting_is_cheaper(merge_steps, row)) =>
+            {
+                counts.fill(0);
+                counter.count(&row.ids, overlaps, counts);
+                found.extend(
+                    candidates
+                        .iter()
+                        .map(|&x| (x, score(x, counts[x as usize])))
+                        .filter(|&(_, s)| t.admits(s)),
+                );
+            }
+            _ => found.extend(
+                candidates
+                    .iter()
+                    .map(|&x| (x, score(x, overlap(&self.texts[x as usize].ids, &row.ids))))
+                    .filter(|&(_, s)| t.admits(s)),
+            ),
+        }
+    }
+
+    /// Counting every text's overlap with `row` costs less than the
+    /// candidates' `merge_steps`.
+    fn counting_is_cheaper(&self, merge_steps: u64, row: &Text) -> bool {
+        let texts = self.texts.len() as u64;
+        let words = row.ids.len() as u64 * texts.div_ceil(64);
+        COUNTER_WORD_NS * words + COUNTER_TEXT_NS * texts < MERGE_STEP_NS * merge_steps
     }
 
     fn count(&self, g: u32) -> usize {
