@@ -20,7 +20,7 @@
 
 use crate::error::{invalid, Result};
 use crate::grams::Gram;
-use crate::jaccard::{overlap, Score};
+use crate::jaccard::Score;
 
 use super::overlaps::{OverlapCounter, OverlapScratch, MOST_GRAMS};
 use super::vocabulary::{sorted, text, Stamps, Text, Vocabulary};
@@ -87,6 +87,13 @@ impl Threshold {
             return &[];
         }
         &x.ids[x.ids.len() - self.prefix_len(x.size) as usize..]
+    }
+
+    /// The least overlap with which texts of sizes `a` and `b` reach `t`:
+    /// `o / (a + b - o) >= t` exactly when `o * (n + d) >= n * (a + b)`.
+    fn least_shared(&self, a: u32, b: u32) -> u32 {
+        let (n, d) = (self.numerator as u128, self.denominator as u128);
+        (n * (a as u128 + b as u128)).div_ceil(n + d) as u32
     }
 
     /// `t * a <= b <= a / t`: sizes `a` and `b` can reach `t` together.
@@ -231,7 +238,11 @@ impl TextIndex {
             _ => found.extend(
                 candidates
                     .iter()
-                    .map(|&x| (x, score(x, overlap(&self.texts[x as usize].ids, &row.ids))))
+                    .map(|&x| {
+                        let ids = &self.texts[x as usize].ids;
+                        let need = t.least_shared(ids.len() as u32, row.size);
+                        (x, score(x, overlap_reaching(ids, &row.ids, need)))
+                    })
                     .filter(|&(_, s)| t.admits(s)),
             ),
         }
@@ -248,4 +259,25 @@ impl TextIndex {
     fn count(&self, g: u32) -> usize {
         (self.starts[g as usize + 1] - self.starts[g as usize]) as usize
     }
+}
+
+/// The overlap of two sorted id lists, or some count below `need` as soon as
+/// the ids left cannot bring it to `need`.
+fn overlap_reaching(a: &[u32], b: &[u32], need: u32) -> u32 {
+    let (mut i, mut j, mut o) = (0, 0, 0u32);
+    while i < a.len() && j < b.len() {
+        if o as usize + (a.len() - i).min(b.len() - j) < need as usize {
+            return o;
+        }
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                o += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    o
 }
