@@ -407,3 +407,54 @@ def test_real_data_loop_closes_and_brute_force_agrees(by: str, threshold: object
                 assert best[side] < t, (name, side)
     # The loop is not empty: before decontamination some items reached t.
     assert any(r.test_set.startswith("dev.swh") for r in removed)
+
+
+@pytest.mark.parametrize("cut", [1, 2, 4])
+def test_shards_split_anywhere_concatenate_to_one_pass(cut: int) -> None:
+    """Each row is judged on its own: the rows of two shards, numbered from their
+    first row, concatenate to the answer of one pass."""
+    whole = _expected()
+    parts = [
+        decontaminate(
+            {side: texts[rows] for side, texts in TRAIN.items()}, TEST, REFS, threshold=0.7
+        )
+        for rows in (slice(0, cut), slice(cut, None))
+    ]
+    shifted = [
+        (r.train_index + first, r.test_set, r.test_index, r.similarity, r.by)
+        for part, first in zip(parts, (0, cut), strict=True)
+        for r in part.removed
+    ]
+    assert shifted == [
+        (r.train_index, r.test_set, r.test_index, r.similarity, r.by) for r in whole.removed
+    ]
+
+
+def _peak_bytes(rows: int) -> int:
+    """The peak of Python's allocations while a stream of ``rows`` pairs is
+    decontaminated in blocks of 1,000 rows."""
+    import tracemalloc
+
+    def stream() -> object:
+        for j in range(rows):
+            yield {"source": f"training sentence {j}", "target": f"phrase {j}"}
+
+    tracemalloc.start()
+    try:
+        result = decontaminate(
+            stream(),
+            ["a test sentence of its own"],
+            threshold=0.9,
+            config=RetrievalConfig(block_rows=1000),
+            progress=False,
+        )
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        assert result.num_rows == rows and not result.removed
+
+
+def test_a_stream_keeps_no_state_per_row() -> None:
+    """Memory holds a block: ten times the rows, about the same peak."""
+    small, large = _peak_bytes(5_000), _peak_bytes(50_000)
+    assert large < 1.5 * small + (256 << 10), (small, large)

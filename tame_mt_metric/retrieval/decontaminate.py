@@ -25,6 +25,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 import tame_mt_core as _core
@@ -92,10 +93,10 @@ class EvaluationSet:
 @dataclass(frozen=True)
 class Decontamination:
     """What ``decontaminate`` found: the rows kept, the rows removed with their
-    matches, and what was asked."""
+    matches, and what was asked. Only the removed rows are held: ``kept_indices``
+    is made from them on first use."""
 
     num_rows: int
-    kept_indices: list[int]
     removed: list[RemovedPair]
     threshold: Fraction
     by: str
@@ -103,6 +104,12 @@ class Decontamination:
     fingerprint: str
     signature: str
     removed_by_rule: dict[str, int]
+
+    @cached_property
+    def kept_indices(self) -> list[int]:
+        """The rows kept, increasing."""
+        removed = {r.train_index for r in self.removed}
+        return [j for j in range(self.num_rows) if j not in removed]
 
     def select(self, dataset: Any) -> Any:
         """The decontaminated ``datasets.Dataset``: ``dataset.select(kept_indices)``."""
@@ -122,7 +129,7 @@ class Decontamination:
         return {
             "rows_read": self.num_rows,
             "rows_removed": len(self.removed),
-            "rows_kept": len(self.kept_indices),
+            "rows_kept": self.num_rows - len(self.removed),
             "removed_by_rule": dict(self.removed_by_rule),
             "removed_by_test_set": by_set,
             "threshold": float(self.threshold),
@@ -240,10 +247,8 @@ def decontaminate(
     if not row:
         raise EmptyCorpusError("train: the training corpus is empty")
     fingerprint = corpus.fingerprint if hasher is None else hasher.hexdigest()
-    removed_rows = {r.train_index for r in found.removed}
     return Decontamination(
         num_rows=row,
-        kept_indices=[j for j in range(row) if j not in removed_rows],
         removed=found.removed,
         threshold=t,
         by=by,
