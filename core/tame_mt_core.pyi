@@ -8,6 +8,7 @@ __all__ = [
     "INDEX_FORMAT_VERSION",
     "ArrowTexts",
     "CorpusFingerprint",
+    "Decontaminator",
     "EmptyCorpusError",
     "GramSettings",
     "IndexFileError",
@@ -95,6 +96,21 @@ class StreamingAudit:
     @property
     def blocks(self) -> tuple[int, int]: ...
     def result(self) -> dict[str, Any]: ...
+
+@final
+class Decontaminator:
+    def __new__(
+        cls,
+        sources: list[str],
+        references: list[list[str]],
+        settings: GramSettings,
+        threshold_numerator: int,
+        threshold_denominator: int,
+        threads: int = 0,
+    ) -> Decontaminator: ...
+    def feed(self, sources: _Texts, targets: _Texts, row_base: int) -> dict[str, list[int]]: ...
+    @property
+    def items(self) -> int: ...
 
 @final
 class TrainingIndex:

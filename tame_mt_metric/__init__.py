@@ -36,6 +36,7 @@ from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.retrieval import reference
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
+from tame_mt_metric.retrieval.decontaminate import Decontamination, RemovedPair, decontaminate
 from tame_mt_metric.retrieval.exposure import (
     Exposures,
     ItemExposure,
@@ -72,6 +73,7 @@ __all__ = [
     "CacheWarning",
     "Comparison",
     "CoreImportError",
+    "Decontamination",
     "EmptyCorpusError",
     "EmptyTestSetError",
     "Exposures",
@@ -85,6 +87,7 @@ __all__ = [
     "MisalignedInputError",
     "MissingColumnError",
     "Neighbour",
+    "RemovedPair",
     "RetrievalConfig",
     "SegmentFileError",
     "SpecialFileError",
@@ -99,6 +102,7 @@ __all__ = [
     "compare",
     "core_version",
     "count_grams",
+    "decontaminate",
     "find_exposures",
     "grams",
     "load",

@@ -49,10 +49,11 @@ def shown() -> bool:
 
 @contextmanager
 def progress(
-    description: str, total: int | None = None, unit: str = "rows"
+    description: str, total: int | None = None, unit: str = "rows", show: bool | None = None
 ) -> Iterator[Callable[[int], None]]:
-    """A bar while the block runs; yields the function that adds done rows."""
-    if not shown():
+    """A bar while the block runs; yields the function that adds done rows. ``show``
+    True or False overrides ``shown()``."""
+    if not (shown() if show is None else show):
         yield _nothing
         return
     from tqdm.auto import tqdm

@@ -41,4 +41,4 @@ pub use grams::GramConfig;
 pub use indexed::TrainingIndex;
 pub use jaccard::{Hit, Score};
 pub use normalize::Normalization;
-pub use streaming::StreamingAudit;
+pub use streaming::{Decontaminator, StreamingAudit, Threshold};

@@ -8,10 +8,17 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from tame_mt_metric.retrieval.config import RetrievalConfig
+from tame_mt_metric.retrieval.decontaminate import EvaluationSet, RemovedPair
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
 from tame_mt_metric.retrieval.inputs import check_texts, check_training, references_per_item
 
-__all__ = ["brute_force_exposures", "grams", "jaccard", "normalize"]
+__all__ = [
+    "brute_force_decontaminate",
+    "brute_force_exposures",
+    "grams",
+    "jaccard",
+    "normalize",
+]
 
 _PUNCTUATION = str.maketrans(
     {
@@ -115,3 +122,59 @@ def brute_force_exposures(
             )
         )
     return Exposures(tuple(items), len(sources), "brute_force")
+
+
+def brute_force_decontaminate(
+    train_sources: Sequence[str],
+    train_targets: Sequence[str],
+    test_sets: Sequence[EvaluationSet],
+    threshold: Fraction,
+    by: str,
+    config: RetrievalConfig | None = None,
+) -> tuple[list[RemovedPair], dict[str, int]]:
+    """The same removed rows as ``decontaminate`` (and its ``removed_by_rule``), by
+    comparing every training pair with every test item and reference."""
+    config = config or RetrievalConfig()
+    flags = config.normalization_flags()
+
+    def gram_set(text: str) -> frozenset[str]:
+        return grams(normalize(text, **flags), config.ngram_orders)
+
+    items = [
+        (s.name, i, gram_set(x), [gram_set(r) for r in (s.references[i] if s.references else [])])
+        for s in test_sets
+        for i, x in enumerate(s.sources)
+    ]
+    removed: list[RemovedPair] = []
+    rules = {"source": 0, "target": 0, "pair": 0}
+    for j, (u, v) in enumerate(zip(train_sources, train_targets, strict=True)):
+        gu, gv = gram_set(u), gram_set(v)
+        # Each side's best (similarity, test set, item); a later item replaces an
+        # earlier one only with a strictly higher similarity.
+        best: dict[str, tuple[Fraction, str, int] | None] = dict.fromkeys(rules)
+        for name, i, gx, grs in items:
+            source = Fraction(*jaccard(gx, gu))
+            sides = {"source": source}
+            if grs:
+                target = max(Fraction(*jaccard(gr, gv)) for gr in grs)
+                sides["target"] = target
+                sides["pair"] = min(source, target)
+            for side, s in sides.items():
+                held = best[side]
+                if held is None or s > held[0]:
+                    best[side] = (s, name, i)
+        reached = {side: b for side, b in best.items() if b is not None and b[0] >= threshold}
+        deciding: str | None
+        if by == "any":
+            candidates = [s for s in ("source", "target") if s in reached]
+            # The higher side decides; a tie goes to the source.
+            deciding = max(candidates, key=lambda s: (reached[s][0], s == "source"), default=None)
+        else:
+            deciding = by if by in reached else None
+        if deciding is None:
+            continue
+        for side in reached:
+            rules[side] += 1
+        s, name, i = reached[deciding]
+        removed.append(RemovedPair(j, name, i, s, deciding))
+    return removed, rules

@@ -4,6 +4,7 @@
 //! exceptions. No algorithm lives here; each file binds one concept.
 
 mod arrow_texts;
+mod decontamination;
 mod errors;
 mod exposures;
 mod fingerprint;
@@ -33,6 +34,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grams::count_grams, m)?)?;
     m.add_class::<streaming::PyStreamingAudit>()?;
     m.add_class::<indexed::PyTrainingIndex>()?;
+    m.add_class::<decontamination::PyDecontaminator>()?;
     m.add_class::<fingerprint::PyCorpusFingerprint>()?;
     m.add_class::<arrow_texts::PyArrowTexts>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -26,8 +26,14 @@
 //! (`probe`), the prefix indexes of the test texts (`prefix_index`), every
 //! text's overlap with a row counted at once (`overlaps`), the
 //! test vocabulary and texts written in its ids (`vocabulary`), and the
-//! memory prefetch hint (`fetch`). Only [`StreamingAudit`] is seen outside:
-//! the submodules are private.
+//! memory prefetch hint (`fetch`). Only [`StreamingAudit`] and the
+//! decontaminator's types are seen outside: the submodules are private.
+//!
+//! The same pass answers decontamination: a [`Decontaminator`] indexes
+//! every test set's sources and references once (`threshold_join`: texts by
+//! gram, a [`Threshold`]) and judges each training row on its own, probing
+//! only the prefix of its grams that a match at the fixed threshold must
+//! share (`decontamination`: its best match on each side and for the pair).
 //!
 //! Uses the shared base only (errors, grams, scores, exposures, the test
 //! set's preparation, pools), never the indexed strategy.
@@ -38,12 +44,16 @@
 //! answers merge exactly; the answers equal the indexed strategy's.
 
 mod audit;
+mod decontamination;
 mod fetch;
 mod overlaps;
 mod prefix_index;
 mod probe;
 mod test_side;
+mod threshold_join;
 mod training_rows;
 mod vocabulary;
 
 pub use audit::StreamingAudit;
+pub use decontamination::{Decontaminator, RowMatch, SourceMatch, TargetMatch};
+pub use threshold_join::Threshold;

@@ -1,0 +1,311 @@
+//! The [`Decontaminator`]: test sets (their sources and references, items
+//! numbered across every set in order) indexed once, and training pairs fed
+//! in blocks; each row answers on its own with its best matches at or above
+//! the threshold, so rows run in parallel and the answer is order-free.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use rayon::ThreadPool;
+
+use crate::error::{invalid, Error, Result};
+use crate::grams::GramConfig;
+use crate::jaccard::{min_score, Score};
+use crate::pool::pool;
+use crate::test_set::check_aligned;
+
+use super::threshold_join::{JoinScratch, TextIndex, Threshold};
+use super::training_rows::Reader;
+use super::vocabulary::Text;
+
+/// Rows answered between two polls for interruption.
+const ROWS_PER_POLL: usize = 16_384;
+
+/// A test item's source reached by a training source.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceMatch {
+    pub item: u32,
+    pub score: Score,
+}
+
+/// A test item reached through one of its references (`reference`, its
+/// index among the item's references).
+#[derive(Debug, Clone, Copy)]
+pub struct TargetMatch {
+    pub item: u32,
+    pub reference: u32,
+    pub score: Score,
+}
+
+/// One training row's best matches at or above the threshold, on each side:
+/// the highest score, ties to the lower item (then the lower reference).
+/// `pair` is the best `min(source, best reference's target)` over the items
+/// where both reach the threshold, its reference the item's best.
+#[derive(Debug, Clone, Copy)]
+pub struct RowMatch {
+    pub row: u64,
+    pub source: Option<SourceMatch>,
+    pub target: Option<TargetMatch>,
+    pub pair: Option<TargetMatch>,
+}
+
+/// Test sets against which training pairs are judged, one row at a time.
+#[derive(Debug, Clone)]
+pub struct Decontaminator {
+    config: GramConfig,
+    threshold: Threshold,
+    sources: TextIndex,
+    references: TextIndex,
+    /// (item, reference index) of each reference text, increasing.
+    reference_of: Vec<(u32, u32)>,
+    pool: Arc<ThreadPool>,
+    /// How candidates are scored: `None` by the cost model.
+    counting: Option<bool>,
+}
+
+/// One thread's scratch: readers of each side's vocabulary, each side's
+/// join scratch, and the matches found.
+struct Scratch {
+    source_reader: Reader,
+    target_reader: Reader,
+    source_join: JoinScratch,
+    target_join: JoinScratch,
+    source_found: Vec<(u32, Score)>,
+    target_found: Vec<(u32, Score)>,
+}
+
+/// `a` is better than `b`: a higher score, or an equal one at a lower key.
+fn better<K: Ord>(a: (Score, K), b: (Score, K)) -> bool {
+    match a.0.cmp_exact(b.0) {
+        Ordering::Greater => true,
+        Ordering::Less => false,
+        Ordering::Equal => a.1 < b.1,
+    }
+}
+
+impl Decontaminator {
+    /// `references[i]` holds item `i`'s references (any number, none
+    /// included); `references` is empty when no item has any.
+    pub fn new<S: AsRef<str> + Sync>(
+        config: GramConfig,
+        sources: &[S],
+        references: &[Vec<S>],
+        threshold: Threshold,
+        threads: usize,
+    ) -> Result<Decontaminator> {
+        if !references.is_empty() && references.len() != sources.len() {
+            return Err(Error::Misaligned {
+                what: "references vs sources".into(),
+                left: references.len(),
+                right: sources.len(),
+            });
+        }
+        if sources.len() >= u32::MAX as usize {
+            return Err(invalid("test_sources", "too many test items"));
+        }
+        let pool = pool(threads)?;
+        let reference_of: Vec<(u32, u32)> = references
+            .iter()
+            .enumerate()
+            .flat_map(|(i, refs)| (0..refs.len() as u32).map(move |k| (i as u32, k)))
+            .collect();
+        let (sources, references) = pool.install(|| {
+            let source_sets: Vec<_> = sources
+                .par_iter()
+                .map(|s| config.grams(s.as_ref()))
+                .collect();
+            let reference_sets: Vec<_> = references
+                .par_iter()
+                .flat_map_iter(|refs| refs.iter().map(|r| config.grams(r.as_ref())))
+                .collect();
+            rayon::join(
+                || TextIndex::new(&source_sets, &threshold),
+                || TextIndex::new(&reference_sets, &threshold),
+            )
+        });
+        Ok(Decontaminator {
+            config,
+            threshold,
+            sources,
+            references,
+            reference_of,
+            pool,
+            counting: None,
+        })
+    }
+
+    /// Score every row's candidates one way: by counting every test text's
+    /// overlap at once (`Some(true)`), by merging each candidate's
+    /// (`Some(false)`), or the cheaper by the cost model (`None`, the
+    /// default). Every way gives the same answer; tests hold each to it.
+    pub fn with_counting(mut self, counting: Option<bool>) -> Decontaminator {
+        self.counting = counting;
+        self
+    }
+
+    /// Test items (across every set).
+    pub fn items(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// The rows among `sources`/`targets` (the first row has global index
+    /// `row_base`) that reach the threshold on some side, in increasing row
+    /// order. `interrupted` is polled between runs of rows.
+    pub fn feed<S: AsRef<str> + Sync>(
+        &self,
+        sources: &[S],
+        targets: &[S],
+        row_base: u64,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Vec<RowMatch>> {
+        check_aligned(sources.len(), targets.len())?;
+        let mut found = Vec::new();
+        let mut start = 0;
+        while start < sources.len() {
+            if interrupted() {
+                return Err(Error::Interrupted);
+            }
+            let end = (start + ROWS_PER_POLL).min(sources.len());
+            let runs: Vec<Vec<RowMatch>> = self.pool.install(|| {
+                // A few runs per thread, each with its own scratch, so that a
+                // slow run does not hold the others.
+                let run = (end - start)
+                    .div_ceil(8 * rayon::current_num_threads())
+                    .max(256);
+                (start..end)
+                    .step_by(run)
+                    .collect::<Vec<_>>()
+                    .into_par_iter()
+                    .map(|first| {
+                        let mut scratch = self.scratch();
+                        (first..(first + run).min(end))
+                            .filter_map(|j| {
+                                self.row(
+                                    &mut scratch,
+                                    sources[j].as_ref(),
+                                    targets[j].as_ref(),
+                                    row_base + j as u64,
+                                )
+                            })
+                            .collect()
+                    })
+                    .collect()
+            });
+            found.extend(runs.into_iter().flatten());
+            start = end;
+        }
+        Ok(found)
+    }
+
+    fn scratch(&self) -> Scratch {
+        Scratch {
+            source_reader: Reader::new(self.sources.vocab.len()),
+            target_reader: Reader::new(self.references.vocab.len()),
+            source_join: self.sources.scratch(),
+            target_join: self.references.scratch(),
+            source_found: Vec::new(),
+            target_found: Vec::new(),
+        }
+    }
+
+    /// A training text in an index's vocabulary, its ids sorted.
+    fn read(&self, reader: &mut Reader, index: &TextIndex, text: &str) -> Text {
+        let normalized = self.config.normalization.apply(text);
+        let mut read = reader.text(&self.config, &index.vocab, &normalized);
+        read.ids.sort_unstable();
+        read
+    }
+
+    fn row(&self, scratch: &mut Scratch, source: &str, target: &str, row: u64) -> Option<RowMatch> {
+        let t = &self.threshold;
+        let u = self.read(&mut scratch.source_reader, &self.sources, source);
+        self.sources.matches(
+            &u,
+            t,
+            self.counting,
+            &mut scratch.source_join,
+            &mut scratch.source_found,
+        );
+        scratch.target_found.clear();
+        if self.references.len() > 0 {
+            let v = self.read(&mut scratch.target_reader, &self.references, target);
+            self.references.matches(
+                &v,
+                t,
+                self.counting,
+                &mut scratch.target_join,
+                &mut scratch.target_found,
+            );
+        }
+        if scratch.source_found.is_empty() && scratch.target_found.is_empty() {
+            return None;
+        }
+        let source = scratch
+            .source_found
+            .iter()
+            .copied()
+            .reduce(|a, b| if better((b.1, b.0), (a.1, a.0)) { b } else { a })
+            .map(|(item, score)| SourceMatch { item, score });
+        let target = scratch
+            .target_found
+            .iter()
+            .copied()
+            .reduce(|a, b| if better((b.1, b.0), (a.1, a.0)) { b } else { a })
+            .map(|(x, score)| self.target_match(x, score));
+        let pair = self.pair(&mut scratch.source_found, &mut scratch.target_found);
+        Some(RowMatch {
+            row,
+            source,
+            target,
+            pair,
+        })
+    }
+
+    fn target_match(&self, text: u32, score: Score) -> TargetMatch {
+        let (item, reference) = self.reference_of[text as usize];
+        TargetMatch {
+            item,
+            reference,
+            score,
+        }
+    }
+
+    /// The best `min(source, the item's best target)` over the items found
+    /// on both sides.
+    fn pair(
+        &self,
+        sources: &mut [(u32, Score)],
+        targets: &mut [(u32, Score)],
+    ) -> Option<TargetMatch> {
+        if sources.is_empty() || targets.is_empty() {
+            return None;
+        }
+        sources.sort_unstable_by_key(|&(item, _)| item);
+        // Reference texts are numbered by (item, reference).
+        targets.sort_unstable_by_key(|&(x, _)| x);
+        let mut best: Option<TargetMatch> = None;
+        let mut k = 0;
+        for &(item, source_score) in sources.iter() {
+            while k < targets.len() && self.reference_of[targets[k].0 as usize].0 < item {
+                k += 1;
+            }
+            let mut item_best: Option<TargetMatch> = None;
+            while k < targets.len() && self.reference_of[targets[k].0 as usize].0 == item {
+                let m = self.target_match(targets[k].0, targets[k].1);
+                if item_best.is_none_or(|b| m.score.cmp_exact(b.score).is_gt()) {
+                    item_best = Some(m);
+                }
+                k += 1;
+            }
+            if let Some(m) = item_best {
+                let score = min_score(source_score, m.score);
+                let candidate = TargetMatch { score, ..m };
+                if best.is_none_or(|b| better((score, item), (b.score, b.item))) {
+                    best = Some(candidate);
+                }
+            }
+        }
+        best
+    }
+}
