@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import sys
 import types
 from collections.abc import Iterator, Sequence
@@ -579,3 +580,12 @@ def test_the_command_equals_the_library(tmp_path: Path) -> None:
     lines = (out / "removed.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in lines] == [removed_line(r) for r in result.removed]
     assert json.loads((out / "summary.json").read_text()) == result.summary()
+
+
+def test_a_missing_training_file_is_named_before_any_work(
+    stand_in: StandIn, corpus: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus["train_tgt"] = tmp_path / "absent.fr"
+    assert _run(*_command(corpus, tmp_path / "out", "--threshold", "1")) == 1
+    assert re.search(r"--train-tgt: \S*absent.fr: no such file", capsys.readouterr().err)
+    assert not stand_in.calls

@@ -17,6 +17,7 @@ from typing import Any
 from tame_mt_metric.cli.common import Stages, config_from, read_aligned
 from tame_mt_metric.cli.decontaminate_files import KeptCopy, check_output_paths, write_outputs
 from tame_mt_metric.errors import InvalidOptionError
+from tame_mt_metric.files import regular_file
 from tame_mt_metric.retrieval.text_files import TextFiles
 
 __all__ = ["TestSetFiles", "register", "render_summary", "test_sets_of"]
@@ -140,6 +141,8 @@ def _decontaminate(args: argparse.Namespace) -> int:
         ("--removed-out", args.removed_out),
     ] + ([("--json-out", args.json_out)] if args.json_out else [])
     check_output_paths(inputs, outputs)
+    for option, path in inputs[:2]:
+        regular_file(path, option)  # before the test sets are read
     library = _library()
     options: dict[str, Any] = {}
     if args.engine == "ray":
