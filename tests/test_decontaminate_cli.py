@@ -140,7 +140,7 @@ def test_a_removed_row_is_one_json_line_with_its_exact_similarity() -> None:
         "similarity_exact": "7/10",
         "by": "source",
     }
-    assert removed_line(Removed(0, "t", 0, Fraction(1), "pair"))["similarity_exact"] == "1/1"
+    assert removed_line(Removed(0, "t", 0, Fraction(1), "pair"))["similarity_exact"] == "1"
 
 
 # Every output whole, or none ---------------------------------------------------
@@ -306,7 +306,7 @@ class StandIn:
             "removed_by_rule": by_rule,
             "removed_by_test_set": by_set,
             "threshold": float(threshold),
-            "threshold_exact": f"{threshold.numerator}/{threshold.denominator}",
+            "threshold_exact": str(threshold),
             "by": by,
             "test_sets": {name: len(items) for name, items in sets.items()},
             "fingerprint": "f" * 16,

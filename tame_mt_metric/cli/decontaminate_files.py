@@ -74,7 +74,7 @@ def removed_line(row: RemovedRow) -> dict[str, Any]:
         "test_set": row.test_set,
         "test_index": row.test_index,
         "similarity": float(similarity),
-        "similarity_exact": f"{similarity.numerator}/{similarity.denominator}",
+        "similarity_exact": str(similarity),  # "7/10"; "1" for 1, as Fraction writes it
         "by": row.by,
     }
 
