@@ -589,3 +589,13 @@ def test_a_missing_training_file_is_named_before_any_work(
     assert _run(*_command(corpus, tmp_path / "out", "--threshold", "1")) == 1
     assert re.search(r"--train-tgt: \S*absent.fr: no such file", capsys.readouterr().err)
     assert not stand_in.calls
+
+
+def test_an_engine_the_library_does_not_take_is_a_usage_error(
+    stand_in: StandIn, corpus: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        _run(*_command(corpus, tmp_path / "out", "--threshold", "1", "--engine", "ray"))
+    assert exited.value.code == 2
+    assert "--engine ray: decontaminate runs on the local engine only" in capsys.readouterr().err
+    assert not stand_in.calls
