@@ -158,8 +158,8 @@ def test_write_outputs_writes_every_file_whole(tmp_path: Path) -> None:
     out = tmp_path / "out"
     removed = [Removed(1, "test", 0, Fraction(3, 4), "target")]
     copies = [
-        KeptCopy(src, out / "kept.sw.gz", "--train-src"),
-        KeptCopy(tgt, out / "kept.zu", "--train-tgt"),
+        KeptCopy(src, out / "kept.sw.gz"),
+        KeptCopy(tgt, out / "kept.zu"),
     ]
     summary = {"rows_read": 3}
     write_outputs(copies, removed, 3, out / "removed.jsonl", [(out / "summary.json", summary)])
@@ -182,8 +182,8 @@ def test_an_error_midway_leaves_no_output(tmp_path: Path) -> None:
     short.write_text("x\ny\n")  # one line fewer than the corpus read
     out = tmp_path / "out"
     copies = [
-        KeptCopy(src, out / "kept.sw", "--train-src"),
-        KeptCopy(short, out / "kept.zu", "--train-tgt"),
+        KeptCopy(src, out / "kept.sw"),
+        KeptCopy(short, out / "kept.zu"),
     ]
     with pytest.raises(MisalignedInputError):
         write_outputs(copies, [], 3, out / "removed.jsonl")
@@ -206,8 +206,8 @@ def test_an_interruption_midway_leaves_no_output(
 
     monkeypatch.setattr(decontaminate_files, "_raw_pieces", interrupted)
     copies = [
-        KeptCopy(src, out / "kept.sw", "--train-src"),
-        KeptCopy(tgt, out / "kept.zu", "--train-tgt"),
+        KeptCopy(src, out / "kept.sw"),
+        KeptCopy(tgt, out / "kept.zu"),
     ]
     with pytest.raises(KeyboardInterrupt):
         write_outputs(copies, [], 2, out / "removed.jsonl")

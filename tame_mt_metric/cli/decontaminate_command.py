@@ -161,8 +161,8 @@ def _decontaminate(args: argparse.Namespace) -> int:
     summary = result.summary()
     with stages.stage("write outputs"):
         copies = [
-            KeptCopy(args.train_src, args.out_src, "--train-src"),
-            KeptCopy(args.train_tgt, args.out_tgt, "--train-tgt"),
+            KeptCopy(args.train_src, args.out_src),
+            KeptCopy(args.train_tgt, args.out_tgt),
         ]
         documents = [(args.json_out, summary)] if args.json_out else []
         write_outputs(copies, result.removed, result.num_rows, args.removed_out, documents)

@@ -63,7 +63,6 @@ class KeptCopy:
 
     source: Path
     destination: Path
-    option: str  # the option that names the source, for errors
 
 
 def removed_line(row: RemovedRow) -> dict[str, Any]:
