@@ -101,6 +101,7 @@ def test_kept_lines_are_the_bytes_read(tmp_path: Path, raw: bytes, suffix: str) 
     last_newline=st.booleans(),
     removed=st.sets(st.integers(0, 29)),
     piece=st.integers(1, 16),
+    bom=st.sampled_from([b"", b"\xef\xbb\xbf", b"\xef\xbb\xbf" * 2]),
 )
 def test_kept_lines_equal_a_plain_split_across_pieces(
     lines: list[bytes],
@@ -108,11 +109,13 @@ def test_kept_lines_equal_a_plain_split_across_pieces(
     last_newline: bool,
     removed: set[int],
     piece: int,
+    bom: bytes,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     raw = b"".join(line + end for line, end in zip(lines, endings, strict=False))
     if lines and not last_newline and lines[-1]:
         raw = raw.removesuffix(endings[len(lines) - 1])
+    raw = bom + raw  # a byte-order mark, split across pieces when they are short
     path = tmp_path_factory.mktemp("pieces") / "train.txt"
     path.write_bytes(raw)
     rows = len(_reader_lines(raw))

@@ -97,13 +97,12 @@ def kept_lines(path: Path, removed: Sequence[int], rows: int) -> Iterator[bytes]
     a file that changed since it was read is a ``MisalignedInputError``."""
     row = 0  # the number of the line that ``rest`` begins
     rest = b""
-    first = True
-    for piece in _raw_pieces(path):
-        if first:
-            first = False
-            if piece.startswith(_BOM):
-                yield _BOM
-                piece = piece[len(_BOM) :]
+    opening = True
+    for piece in _opening_whole(_raw_pieces(path)):
+        if opening and piece.startswith(_BOM):
+            yield _BOM
+            piece = piece[len(_BOM) :]
+        opening = False
         data = rest + piece
         cut = data.rfind(b"\n") + 1
         if cut == 0:
@@ -123,6 +122,19 @@ def kept_lines(path: Path, removed: Sequence[int], rows: int) -> Iterator[bytes]
             f"{path}: {row:,} lines now, but {rows:,} when the corpus was read "
             "(the file changed while the command ran)"
         )
+
+
+def _opening_whole(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """``pieces``, the first of them holding the file's first bytes up to a
+    byte-order mark's length (or the whole file, if shorter)."""
+    opening = b""
+    for piece in pieces:
+        opening += piece
+        if len(opening) >= len(_BOM):
+            break
+    if opening:
+        yield opening
+    yield from pieces
 
 
 def _kept_of(whole: bytes, row: int, count: int, removed: Sequence[int]) -> Iterator[bytes]:
