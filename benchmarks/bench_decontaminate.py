@@ -6,7 +6,7 @@ before and after:
 - ``tame``: ``tame_mt_metric.decontaminate`` of the training files (exact);
   its answer is the truth the others are scored against;
 - ``audit``: a fresh ``tame-mt-metric audit`` of the same corpus and test set
-  (the issue's target: ``tame`` within 1.5x of it);
+  (the target: ``tame`` within 1.5x of it);
 - ``minhash``: datasketch's MinHash LSH (128 permutations) at the same
   threshold, over the same character n-gram sets (the text normalised as the
   package normalises it, orders 3, 4 and 5), so that the only difference is
