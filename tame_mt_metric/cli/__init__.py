@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "shard_commands": ("merge",),
     "index_commands": ("index",),
     "lookup_command": ("lookup",),
+    "decontaminate_command": ("decontaminate",),
     "doctor": ("doctor", "demo"),
     "flores_commands": ("flores", "xsts", "correlate", "toxicity"),
 }
