@@ -8,7 +8,6 @@ end, or none does."""
 from __future__ import annotations
 
 import argparse
-import inspect
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -18,11 +17,11 @@ from tame_mt_metric.cli.common import Stages, config_from, read_aligned
 from tame_mt_metric.cli.decontaminate_files import KeptCopy, check_output_paths, write_outputs
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.files import regular_file
+from tame_mt_metric.retrieval import decontaminate as library
+from tame_mt_metric.retrieval.decontaminate import RULES, SIDES
 from tame_mt_metric.retrieval.text_files import TextFiles
 
 __all__ = ["TestSetFiles", "register", "render_summary", "test_sets_of"]
-
-RULES = ("source", "target", "pair", "any")
 
 
 class TestSetFiles(argparse.Action):
@@ -102,7 +101,7 @@ def _threshold(text: str) -> Fraction:
 def render_summary(summary: dict[str, Any], outputs: Sequence[Path]) -> str:
     """The summary as the command prints it."""
     rules = summary["removed_by_rule"]
-    by_rule = ", ".join(f"{rule} {rules.get(rule, 0):,}" for rule in RULES[:3])
+    by_rule = ", ".join(f"{rule} {rules.get(rule, 0):,}" for rule in SIDES)
     sets = summary["removed_by_test_set"]
     by_set = ", ".join(f"{name} {sets.get(name, 0):,}" for name in summary["test_sets"])
     threshold = f"{summary['threshold']:g} ({summary['threshold_exact']})"
@@ -121,13 +120,6 @@ def render_summary(summary: dict[str, Any], outputs: Sequence[Path]) -> str:
     return "\n".join(lines)
 
 
-def _library() -> Any:
-    """The library's ``decontaminate`` module."""
-    from tame_mt_metric.retrieval import decontaminate  # type: ignore[attr-defined,unused-ignore]
-
-    return decontaminate
-
-
 def _decontaminate(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     threshold = _threshold(args.threshold)
@@ -143,12 +135,8 @@ def _decontaminate(args: argparse.Namespace) -> int:
     check_output_paths(inputs, outputs)
     for option, path in inputs[:2]:
         regular_file(path, option)  # before the test sets are read
-    library = _library()
-    options: dict[str, Any] = {}
     if args.engine == "ray":
-        if "engine" not in inspect.signature(library.decontaminate).parameters:
-            raise InvalidOptionError("--engine ray: decontaminate runs on the local engine only")
-        options.update(engine="ray", ray_address=args.ray_address)
+        raise InvalidOptionError("--engine ray: decontaminate runs on the local engine only")
     with stages.stage("read test sets"):
         sources, references = test_sets_of(args)
     if args.by in ("target", "pair") and references is None:
@@ -156,7 +144,7 @@ def _decontaminate(args: argparse.Namespace) -> int:
     train = TextFiles(args.train_src, args.train_tgt)
     with stages.stage("decontaminate"):
         result = library.decontaminate(
-            train, sources, references, threshold=threshold, by=args.by, config=retrieval, **options
+            train, sources, references, threshold=threshold, by=args.by, config=retrieval
         )
     summary = result.summary()
     with stages.stage("write outputs"):
