@@ -1,19 +1,12 @@
 //! The two strategies against a brute-force scan, on random corpora.
 
+mod common;
+
+use common::{jaccard, never, pairs, text};
+
 use proptest::prelude::*;
-use std::collections::HashSet;
 use tame_mt_core::grams::Gram;
 use tame_mt_core::{Exposure, GramConfig, Normalization, Score, StreamingAudit, TrainingIndex};
-
-fn never() -> bool {
-    false
-}
-
-fn jaccard(a: &[Gram], b: &[Gram]) -> Score {
-    let sa: HashSet<_> = a.iter().collect();
-    let o = b.iter().filter(|g| sa.contains(g)).count() as u32;
-    Score::jaccard(o, a.len() as u32, b.len() as u32)
-}
 
 /// (score, row) of the best row, scanning all of them.
 fn best(scores: &[Score]) -> (Score, u64) {
@@ -108,18 +101,6 @@ fn check(train: &[(String, String)], test: &[(String, Vec<String>)], k: usize, b
             assert_eq!(e.pair_exact, pair_exact);
         }
     }
-}
-
-fn text() -> impl Strategy<Value = String> {
-    proptest::collection::vec(
-        prop_oneof![Just('a'), Just('b'), Just('c'), Just(' '), Just('é')],
-        0..9,
-    )
-    .prop_map(|v| v.into_iter().collect())
-}
-
-fn pairs(max: usize) -> impl Strategy<Value = Vec<(String, String)>> {
-    proptest::collection::vec((text(), text()), 1..max)
 }
 
 /// Test items of one to three references each (as many for every item).

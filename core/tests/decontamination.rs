@@ -1,21 +1,13 @@
 //! The decontaminator against a brute-force scan of every (row, item) pair,
 //! on random corpora and thresholds.
 
+mod common;
+
+use common::{jaccard, never, pairs, text};
+
 use proptest::prelude::*;
-use std::collections::HashSet;
-use tame_mt_core::grams::Gram;
 use tame_mt_core::streaming::{Decontaminator, RowMatch, Threshold};
 use tame_mt_core::{GramConfig, Normalization, Score};
-
-fn never() -> bool {
-    false
-}
-
-fn jaccard(a: &[Gram], b: &[Gram]) -> Score {
-    let sa: HashSet<_> = a.iter().collect();
-    let o = b.iter().filter(|g| sa.contains(g)).count() as u32;
-    Score::jaccard(o, a.len() as u32, b.len() as u32)
-}
 
 fn reaches(s: Score, t: (u64, u64)) -> bool {
     s.overlap as u128 * t.1 as u128 >= s.union as u128 * t.0 as u128
@@ -144,18 +136,6 @@ fn check(
         }
     }
     assert!(at.next().is_none(), "rows reported beyond the corpus");
-}
-
-fn text() -> impl Strategy<Value = String> {
-    proptest::collection::vec(
-        prop_oneof![Just('a'), Just('b'), Just('c'), Just(' '), Just('é')],
-        0..9,
-    )
-    .prop_map(|v| v.into_iter().collect())
-}
-
-fn pairs(max: usize) -> impl Strategy<Value = Vec<(String, String)>> {
-    proptest::collection::vec((text(), text()), 1..max)
 }
 
 /// Test items of zero to three references each: several test sets are one
