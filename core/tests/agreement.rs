@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{jaccard, never, pairs, text};
+use common::{borrowed, jaccard, never, pairs, text};
 
 use proptest::prelude::*;
 use tame_mt_core::grams::Gram;
@@ -38,13 +38,7 @@ fn best_reference(references: &[Vec<Gram>], target: &[Gram]) -> (Score, u32) {
 
 fn check(train: &[(String, String)], test: &[(String, Vec<String>)], k: usize, block: usize) {
     let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
-    let (ts, tt): (Vec<&str>, Vec<&str>) =
-        train.iter().map(|(a, b)| (a.as_str(), b.as_str())).unzip();
-    let qs: Vec<&str> = test.iter().map(|p| p.0.as_str()).collect();
-    let qr: Vec<Vec<&str>> = test
-        .iter()
-        .map(|p| p.1.iter().map(String::as_str).collect())
-        .collect();
+    let (ts, tt, qs, qr) = borrowed(train, test);
 
     let mut audit = StreamingAudit::new(cfg.clone(), &qs, &qr, k, block, 1 + block % 2).unwrap();
     audit.feed(&ts, &tt, 0, &never).unwrap();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{jaccard, never, pairs, text};
+use common::{borrowed, jaccard, never, pairs, text};
 
 use proptest::prelude::*;
 use tame_mt_core::streaming::{Decontaminator, RowMatch, Threshold};
@@ -86,13 +86,7 @@ fn check(
     counting: Option<bool>,
 ) {
     let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
-    let (ts, tt): (Vec<&str>, Vec<&str>) =
-        train.iter().map(|(a, b)| (a.as_str(), b.as_str())).unzip();
-    let qs: Vec<&str> = test.iter().map(|p| p.0.as_str()).collect();
-    let qr: Vec<Vec<&str>> = test
-        .iter()
-        .map(|p| p.1.iter().map(String::as_str).collect())
-        .collect();
+    let (ts, tt, qs, qr) = borrowed(train, test);
     let d = Decontaminator::new(
         cfg.clone(),
         &qs,
@@ -211,13 +205,7 @@ fn threshold_one_removes_exact_normalised_matches_only() {
         check(&train, &test, (1, 1), 3, 2, counting);
     }
     let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
-    let (ts, tt): (Vec<&str>, Vec<&str>) =
-        train.iter().map(|(a, b)| (a.as_str(), b.as_str())).unzip();
-    let qs: Vec<&str> = test.iter().map(|p| p.0.as_str()).collect();
-    let qr: Vec<Vec<&str>> = test
-        .iter()
-        .map(|p| p.1.iter().map(String::as_str).collect())
-        .collect();
+    let (ts, tt, qs, qr) = borrowed(&train, &test);
     let d = Decontaminator::new(cfg, &qs, &qr, Threshold::new(1, 1).unwrap(), 1).unwrap();
     let found = d.feed(&ts, &tt, 0, &never).unwrap();
     let rows: Vec<u64> = found.iter().map(|m| m.row).collect();

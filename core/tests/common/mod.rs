@@ -1,5 +1,6 @@
 //! What the brute-force tests share: the exact Jaccard of two gram lists, a
-//! callback that never interrupts, and random texts and training pairs.
+//! callback that never interrupts, the test data as the core takes it, and
+//! random texts and training pairs.
 
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -14,6 +15,23 @@ pub fn jaccard(a: &[Gram], b: &[Gram]) -> Score {
     let sa: HashSet<_> = a.iter().collect();
     let o = b.iter().filter(|g| sa.contains(g)).count() as u32;
     Score::jaccard(o, a.len() as u32, b.len() as u32)
+}
+
+/// Training and test texts borrowed as the core takes them: training sources
+/// and targets, test sources, and each item's references.
+pub type Borrowed<'a> = (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>, Vec<Vec<&'a str>>);
+
+pub fn borrowed<'a>(
+    train: &'a [(String, String)],
+    test: &'a [(String, Vec<String>)],
+) -> Borrowed<'a> {
+    let (ts, tt) = train.iter().map(|(a, b)| (a.as_str(), b.as_str())).unzip();
+    let qs = test.iter().map(|p| p.0.as_str()).collect();
+    let qr = test
+        .iter()
+        .map(|p| p.1.iter().map(String::as_str).collect())
+        .collect();
+    (ts, tt, qs, qr)
 }
 
 /// Short texts over a few letters, a space and an accented letter, so that
