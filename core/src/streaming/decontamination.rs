@@ -136,7 +136,7 @@ impl Decontaminator {
     }
 
     /// Score every row's candidates one way: by counting every test text's
-    /// overlap at once (`Some(true)`), by merging each candidate's
+    /// overlap at once (`Some(true)`), by looking up each candidate's
     /// (`Some(false)`), or the cheaper by the cost model (`None`, the
     /// default). Every way gives the same answer; tests hold each to it.
     pub fn with_counting(mut self, counting: Option<bool>) -> Decontaminator {
@@ -209,19 +209,18 @@ impl Decontaminator {
         }
     }
 
-    /// A training text in an index's vocabulary, its ids sorted.
+    /// A training text in an index's vocabulary, its ids in no order.
     fn read(&self, reader: &mut Reader, index: &TextIndex, text: &str) -> Text {
         let normalized = self.config.normalization.apply(text);
-        let mut read = reader.text(&self.config, &index.vocab, &normalized);
-        read.ids.sort_unstable();
-        read
+        reader.text(&self.config, &index.vocab, &normalized)
     }
 
     fn row(&self, scratch: &mut Scratch, source: &str, target: &str, row: u64) -> Option<RowMatch> {
         let t = &self.threshold;
-        let u = self.read(&mut scratch.source_reader, &self.sources, source);
+        let mut u = self.read(&mut scratch.source_reader, &self.sources, source);
         self.sources.matches(
-            &u,
+            &mut u,
+            &scratch.source_reader.seen,
             t,
             self.counting,
             &mut scratch.source_join,
@@ -229,9 +228,10 @@ impl Decontaminator {
         );
         scratch.target_found.clear();
         if self.references.len() > 0 {
-            let v = self.read(&mut scratch.target_reader, &self.references, target);
+            let mut v = self.read(&mut scratch.target_reader, &self.references, target);
             self.references.matches(
-                &v,
+                &mut v,
+                &scratch.target_reader.seen,
                 t,
                 self.counting,
                 &mut scratch.target_join,

@@ -12,29 +12,67 @@
 //! `|row| - ceil(t * |row|) + 1` of the row. So only those prefixes are
 //! indexed and probed, and the cut never changes the answer.
 //!
+//! The probe walks the row's prefix in that order, and each index entry
+//! keeps the gram's position in its text (the positional filter of PPJoin):
+//! a text met at row position `i` and text position `j` with `a` grams
+//! already shared can share at most `a + 1 + min(|row| - i - 1, |x| - j - 1)`,
+//! every shared gram before the two positions lying in both prefixes and so
+//! already met. A text whose bound falls below the overlap it needs is
+//! dropped for the row; a list's texts come in increasing size, so the size
+//! filter is a binary search and a stop.
+//!
 //! The candidates a row reaches are then scored exactly, the cheaper of two
-//! ways by a cost model: each candidate's overlap merged from the two id
-//! lists, or every text's overlap counted at once (`overlaps`: bitsets of
-//! the frequent grams), which wins where a low threshold lets a row reach
-//! many texts. Both count the same overlaps.
+//! ways by a cost model: each candidate's grams looked up among the row's
+//! (marked while the row was read, so the row is never sorted whole), or
+//! every text's overlap counted at once (`overlaps`: bitsets of the frequent
+//! grams), which wins where a low threshold lets a row reach many texts.
+//! Both count the same overlaps.
 
 use crate::error::{invalid, Result};
 use crate::grams::Gram;
 use crate::jaccard::Score;
 
+use super::fetch::prefetch;
 use super::overlaps::{OverlapCounter, OverlapScratch, MOST_GRAMS};
 use super::vocabulary::{sorted, text, Stamps, Text, Vocabulary};
 
-/// Nanoseconds of a step of a merge of two id lists, and of a word of a
-/// bitset summed and a text's count tested by the overlap counter (as
+/// Nanoseconds of a lookup of a text's gram among the row's, and of a word
+/// of a bitset summed and a text's count tested by the overlap counter (as
 /// `overlaps` measures them, without AVX2's gain).
-const MERGE_STEP_NS: u64 = 2;
+const LOOKUP_NS: u64 = 2;
 const COUNTER_WORD_NS: u64 = 2;
 const COUNTER_TEXT_NS: u64 = 1;
 
+/// How many grams ahead of its probe a gram's list is fetched.
+const AHEAD: usize = 8;
+
+/// A text dropped for the row by the positional filter.
+const DROPPED: u32 = u32::MAX;
+
+/// A text holding a gram in its prefix: its size, and how many of its grams
+/// follow that gram in its order.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    text: u32,
+    size: u32,
+    after: u32,
+}
+
+/// What the probe of one row knows of a text it met (`row`: the row's
+/// stamp): the grams it shares with the row's probed prefix so far (or
+/// [`DROPPED`]) and the overlap it needs.
+#[derive(Debug, Clone, Copy, Default)]
+struct Met {
+    row: u32,
+    shared: u32,
+    need: u32,
+}
+
 /// One thread's scratch for [`TextIndex::matches`].
 pub(crate) struct JoinScratch {
-    seen: Stamps,
+    /// The stamp of the row probed now, and each text's [`Met`].
+    row: u32,
+    met: Vec<Met>,
     candidates: Vec<u32>,
     counts: Vec<u32>,
     overlaps: OverlapScratch,
@@ -96,10 +134,12 @@ impl Threshold {
         (n * (a as u128 + b as u128)).div_ceil(n + d) as u32
     }
 
-    /// `t * a <= b <= a / t`: sizes `a` and `b` can reach `t` together.
-    fn sizes_fit(&self, a: u32, b: u32) -> bool {
+    /// The sizes `b` that can reach `t` with a text of `a` grams:
+    /// `t * a <= b <= a / t`, as `(ceil(t * a), floor(a / t))`.
+    fn size_range(&self, a: u32) -> (u32, u32) {
         let (n, d) = (self.numerator as u128, self.denominator as u128);
-        n * a as u128 <= d * b as u128 && n * b as u128 <= d * a as u128
+        let most = (d * a as u128 / n).min(u32::MAX as u128) as u32;
+        (self.least_overlap(a), most)
     }
 }
 
@@ -113,9 +153,9 @@ pub(crate) struct TextIndex {
     /// The texts without grams (empty after normalisation).
     empty: Vec<u32>,
     /// The texts holding gram `g` in their prefix:
-    /// `postings[starts[g]..starts[g + 1]]`, increasing.
+    /// `postings[starts[g]..starts[g + 1]]`, by increasing size (then text).
     starts: Vec<u32>,
-    postings: Vec<u32>,
+    postings: Vec<Entry>,
     /// Every text's overlap with a row at once, where the texts fit it.
     counter: Option<OverlapCounter>,
 }
@@ -134,10 +174,26 @@ impl TextIndex {
             starts[g + 1] += starts[g];
         }
         let mut next = starts.clone();
-        let mut postings = vec![0u32; starts[vocab.len()] as usize];
-        for (i, x) in texts.iter().enumerate() {
-            for &g in t.prefix(x) {
-                postings[next[g as usize] as usize] = i as u32;
+        let unset = Entry {
+            text: 0,
+            size: 0,
+            after: 0,
+        };
+        let mut postings = vec![unset; starts[vocab.len()] as usize];
+        let mut by_size: Vec<u32> = (0..texts.len() as u32).collect();
+        by_size.sort_by_key(|&x| (texts[x as usize].size, x));
+        for x in by_size {
+            let size = texts[x as usize].size;
+            let prefix = t.prefix(&texts[x as usize]);
+            // The prefix's ids increase: its k-th is followed in the text's
+            // order (rarest first) by its `k` lower ids and the rest.
+            let rest = size - prefix.len() as u32;
+            for (k, &g) in prefix.iter().enumerate() {
+                postings[next[g as usize] as usize] = Entry {
+                    text: x,
+                    size,
+                    after: rest + k as u32,
+                };
                 next[g as usize] += 1;
             }
         }
@@ -157,7 +213,8 @@ impl TextIndex {
 
     pub(crate) fn scratch(&self) -> JoinScratch {
         JoinScratch {
-            seen: Stamps::new(self.texts.len()),
+            row: 0,
+            met: vec![Met::default(); self.texts.len()],
             candidates: Vec::new(),
             counts: vec![
                 0;
@@ -175,14 +232,17 @@ impl TextIndex {
         self.texts.len()
     }
 
-    /// Every test text at or above `t` with `row` (its ids sorted, its size
-    /// counting the grams outside the vocabulary), as (text, score) in no
-    /// order. `counting`: count every text's overlap (`Some(true)`, where
-    /// the texts fit the counter), merge each candidate's (`Some(false)`), or
+    /// Every test text at or above `t` with `row` (its ids in any order,
+    /// which this reorders; its size counting the grams outside the
+    /// vocabulary; `holds`: its ids marked), as (text, score) in no order.
+    /// Only the row's prefix is sorted: a text that passes the probe has its
+    /// overlap counted by looking its ids up in `holds`. `counting`: count every text's overlap (`Some(true)`, where
+    /// the texts fit the counter), look up each candidate's (`Some(false)`), or
     /// whichever the cost model expects to be cheaper (`None`).
     pub(crate) fn matches(
         &self,
-        row: &Text,
+        row: &mut Text,
+        holds: &Stamps,
         t: &Threshold,
         counting: Option<bool>,
         scratch: &mut JoinScratch,
@@ -198,33 +258,85 @@ impl TextIndex {
         if unknown >= probed {
             return;
         }
-        // The row's prefix: its unknown grams (indexed nowhere), then its
-        // rarest known grams, the highest ids.
+        // The row's prefix: its unknown grams (indexed nowhere, positions
+        // `0..unknown`), then its rarest known grams, the highest ids, taken
+        // rarest first.
         let rarest = (probed - unknown) as usize;
+        let cut = row.ids.len() - rarest;
+        if cut > 0 {
+            row.ids.select_nth_unstable(cut);
+        }
+        row.ids[cut..].sort_unstable();
         let JoinScratch {
-            seen,
+            row: stamp,
+            met,
             candidates,
             counts,
             overlaps,
         } = scratch;
-        seen.clear();
+        *stamp = stamp.wrapping_add(1);
+        if *stamp == 0 {
+            met.fill(Met::default());
+            *stamp = 1;
+        }
         candidates.clear();
-        let mut merge_steps = 0u64;
-        for &g in &row.ids[row.ids.len() - rarest..] {
-            let list = &self.postings[self.starts[g as usize] as usize..][..self.count(g)];
-            for &x in list {
-                let size = self.texts[x as usize].size;
-                if seen.insert(x) && t.sizes_fit(size, row.size) {
-                    candidates.push(x);
-                    merge_steps += (size as usize + row.ids.len()) as u64;
+        let (least, most) = t.size_range(row.size);
+        let prefix = &row.ids[cut..];
+        for (k, &g) in prefix.iter().rev().enumerate() {
+            // The lists of later grams are fetched while this one is read:
+            // first where a list starts, then (once that is at hand) its
+            // first entries.
+            if let Some(&ahead) = prefix
+                .len()
+                .checked_sub(k + 1 + 2 * AHEAD)
+                .map(|i| &prefix[i])
+            {
+                prefetch(&self.starts, ahead as usize);
+            }
+            if let Some(&ahead) = prefix.len().checked_sub(k + 1 + AHEAD).map(|i| &prefix[i]) {
+                prefetch(&self.postings, self.starts[ahead as usize] as usize);
+            }
+            let after_row = row.size - (unknown + k as u32) - 1;
+            let list = &self.postings[self.starts[g as usize] as usize..]
+                [..(self.starts[g as usize + 1] - self.starts[g as usize]) as usize];
+            let first = list.partition_point(|e| e.size < least);
+            for e in &list[first..] {
+                if e.size > most {
+                    break;
                 }
+                let m = &mut met[e.text as usize];
+                if m.row != *stamp {
+                    *m = Met {
+                        row: *stamp,
+                        shared: 0,
+                        need: t.least_shared(e.size, row.size),
+                    };
+                } else if m.shared == DROPPED {
+                    continue;
+                }
+                if m.shared + 1 + after_row.min(e.after) < m.need {
+                    m.shared = DROPPED;
+                    continue;
+                }
+                if m.shared == 0 {
+                    candidates.push(e.text);
+                }
+                m.shared += 1;
             }
         }
+        candidates.retain(|&x| met[x as usize].shared != DROPPED);
+        if candidates.is_empty() {
+            return;
+        }
+        let lookups: u64 = candidates
+            .iter()
+            .map(|&x| self.texts[x as usize].size as u64)
+            .sum();
         let score = |x: u32, o: u32| Score::jaccard(o, self.texts[x as usize].size, row.size);
         match &self.counter {
             Some(counter)
                 if row.ids.len() <= MOST_GRAMS as usize
-                    && counting.unwrap_or_else(|| self.counting_is_cheaper(merge_steps, row)) =>
+                    && counting.unwrap_or_else(|| self.counting_is_cheaper(lookups, row)) =>
             {
                 counts.fill(0);
                 counter.count(&row.ids, overlaps, counts);
@@ -239,9 +351,14 @@ impl TextIndex {
                 candidates
                     .iter()
                     .map(|&x| {
-                        let ids = &self.texts[x as usize].ids;
-                        let need = t.least_shared(ids.len() as u32, row.size);
-                        (x, score(x, overlap_reaching(ids, &row.ids, need)))
+                        let need = met[x as usize].need;
+                        (
+                            x,
+                            score(
+                                x,
+                                overlap_reaching(&self.texts[x as usize].ids, holds, need),
+                            ),
+                        )
                     })
                     .filter(|&(_, s)| t.admits(s)),
             ),
@@ -249,35 +366,30 @@ impl TextIndex {
     }
 
     /// Counting every text's overlap with `row` costs less than the
-    /// candidates' `merge_steps`.
-    fn counting_is_cheaper(&self, merge_steps: u64, row: &Text) -> bool {
+    /// candidates' `lookups`.
+    fn counting_is_cheaper(&self, lookups: u64, row: &Text) -> bool {
         let texts = self.texts.len() as u64;
         let words = row.ids.len() as u64 * texts.div_ceil(64);
-        COUNTER_WORD_NS * words + COUNTER_TEXT_NS * texts < MERGE_STEP_NS * merge_steps
-    }
-
-    fn count(&self, g: u32) -> usize {
-        (self.starts[g as usize + 1] - self.starts[g as usize]) as usize
+        COUNTER_WORD_NS * words + COUNTER_TEXT_NS * texts < LOOKUP_NS * lookups
     }
 }
 
-/// The overlap of two sorted id lists, or some count below `need` as soon as
+/// How many of `ids` the row `holds`, or some count below `need` as soon as
 /// the ids left cannot bring it to `need`.
-fn overlap_reaching(a: &[u32], b: &[u32], need: u32) -> u32 {
-    let (mut i, mut j, mut o) = (0, 0, 0u32);
-    while i < a.len() && j < b.len() {
-        if o as usize + (a.len() - i).min(b.len() - j) < need as usize {
-            return o;
-        }
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                o += 1;
-                i += 1;
-                j += 1;
-            }
+fn overlap_reaching(ids: &[u32], holds: &Stamps, need: u32) -> u32 {
+    // The misses `ids` can afford and still reach `need`.
+    let Some(mut spare) = (ids.len() as u32).checked_sub(need) else {
+        return 0;
+    };
+    let mut overlap = 0;
+    for &g in ids {
+        if holds.contains(g) {
+            overlap += 1;
+        } else if spare == 0 {
+            return overlap;
+        } else {
+            spare -= 1;
         }
     }
-    o
+    overlap
 }

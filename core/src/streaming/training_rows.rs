@@ -14,7 +14,8 @@ const LOOKUP_AHEAD: usize = 8;
 /// Scratch of one thread reading training texts: which vocabulary ids the
 /// current text has shown, and its grams outside the vocabulary.
 pub(crate) struct Reader {
-    seen: Stamps,
+    /// The ids of the text read last.
+    pub(crate) seen: Stamps,
     grams: Vec<Gram>,
     unknown: GramSet,
 }
