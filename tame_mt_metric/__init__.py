@@ -33,10 +33,11 @@ from tame_mt_metric.errors import (
 )
 from tame_mt_metric.loading import LOADING_SCRIPT, load
 from tame_mt_metric.report.config import TameConfig
+from tame_mt_metric.report.decontaminate import decontaminate
 from tame_mt_metric.retrieval import reference
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.corpus import TrainingCorpus, TrainingStream
-from tame_mt_metric.retrieval.decontaminate import Decontamination, RemovedPair, decontaminate
+from tame_mt_metric.retrieval.decontaminate import Decontamination, RemovedPair
 from tame_mt_metric.retrieval.exposure import (
     Exposures,
     ItemExposure,

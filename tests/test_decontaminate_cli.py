@@ -34,7 +34,8 @@ from tame_mt_metric.cli.decontaminate_files import (
     write_outputs,
 )
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
-from tame_mt_metric.retrieval import decontaminate as library
+from tame_mt_metric.report import decontaminate as library
+from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.retrieval import reference
 from tame_mt_metric.retrieval.config import RetrievalConfig
 
@@ -243,14 +244,22 @@ class StandIn:
         *,
         threshold: Fraction,
         by: str = "any",
-        config: RetrievalConfig | None = None,
+        config: RetrievalConfig | TameConfig | None = None,
         progress: bool | None = None,
     ) -> Result:
+        engine = (config.engine, config.ray_address) if isinstance(config, TameConfig) else None
         self.calls.append(
-            {"train": train, "sources": test_sources, "references": references, "by": by}
+            {
+                "train": train,
+                "sources": test_sources,
+                "references": references,
+                "by": by,
+                "engine": engine,
+            }
         )
         if self.interrupt:
             raise KeyboardInterrupt
+        config = config.retrieval if isinstance(config, TameConfig) else config
         config = config or RetrievalConfig()
         sets = {"test": test_sources} if isinstance(test_sources, list) else dict(test_sources)
         refs = None if references is None else dict(references)
@@ -589,11 +598,13 @@ def test_a_missing_training_file_is_named_before_any_work(
     assert not stand_in.calls
 
 
-def test_an_engine_the_library_does_not_take_is_a_usage_error(
-    stand_in: StandIn, corpus: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_the_engine_goes_to_the_library(
+    stand_in: StandIn, corpus: dict[str, Path], tmp_path: Path
 ) -> None:
-    with pytest.raises(SystemExit) as exited:
-        _run(*_command(corpus, tmp_path / "out", "--threshold", "1", "--engine", "ray"))
-    assert exited.value.code == 2
-    assert "--engine ray: decontaminate runs on the local engine only" in capsys.readouterr().err
-    assert not stand_in.calls
+    """``--engine ray`` and ``--ray-address`` reach the library as its engine
+    choice; both engines' outputs are compared in ``tests/test_decontaminate_scale.py``."""
+    address = "ray://head:10001"
+    for engine, extra in (("local", []), ("ray", ["--ray-address", address])):
+        words = _command(corpus, tmp_path / engine, "--threshold", "1", "--engine", engine)
+        assert _run(*words, *extra, "--quiet") == 0
+    assert [call["engine"] for call in stand_in.calls] == [("local", None), ("ray", address)]

@@ -1,9 +1,9 @@
 """``decontaminate``: the training pairs within a similarity threshold of any
 test item taken out of a training corpus, exactly (a thin wrapper of the
-library's ``decontaminate``). The kept pairs are copied byte for byte as read,
-the removed rows written as JSON lines with their matches, and the summary
-printed (and written with ``--json-out``); every output appears whole at the
-end, or none does."""
+library's ``decontaminate``, on the engine ``--engine`` names). The kept pairs
+are copied byte for byte as read, the removed rows written as JSON lines with
+their matches, and the summary printed (and written with ``--json-out``);
+every output appears whole at the end, or none does."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tame_mt_metric.cli.common import Stages, config_from, read_aligned
 from tame_mt_metric.cli.decontaminate_files import KeptCopy, check_output_paths, write_outputs
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.files import regular_file
-from tame_mt_metric.retrieval import decontaminate as library
+from tame_mt_metric.report import decontaminate as library
 from tame_mt_metric.retrieval.decontaminate import RULES, SIDES
 from tame_mt_metric.retrieval.text_files import TextFiles
 
@@ -123,7 +123,7 @@ def render_summary(summary: dict[str, Any], outputs: Sequence[Path]) -> str:
 def _decontaminate(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     threshold = _threshold(args.threshold)
-    retrieval = config_from(args).retrieval
+    config = config_from(args)
     inputs = [("--train-src", args.train_src), ("--train-tgt", args.train_tgt)]
     inputs += [("--test-src", p) for p in args.test_src or []]
     inputs += [("--ref", p) for p in args.ref or []]
@@ -135,8 +135,6 @@ def _decontaminate(args: argparse.Namespace) -> int:
     check_output_paths(inputs, outputs)
     for option, path in inputs[:2]:
         regular_file(path, option)  # before the test sets are read
-    if args.engine == "ray":
-        raise InvalidOptionError("--engine ray: decontaminate runs on the local engine only")
     with stages.stage("read test sets"):
         sources, references = test_sets_of(args)
     if args.by in ("target", "pair") and references is None:
@@ -144,7 +142,7 @@ def _decontaminate(args: argparse.Namespace) -> int:
     train = TextFiles(args.train_src, args.train_tgt)
     with stages.stage("decontaminate"):
         result = library.decontaminate(
-            train, sources, references, threshold=threshold, by=args.by, config=retrieval
+            train, sources, references, threshold=threshold, by=args.by, config=config
         )
     summary = result.summary()
     with stages.stage("write outputs"):

@@ -10,7 +10,8 @@
 5. ``document``: the report, its JSON, warnings and segment rows.
 
 ``pipeline`` runs the steps (``score_tame``); ``config`` holds every setting of
-a report (``TameConfig``).
+a report (``TameConfig``). ``decontaminate`` runs decontamination on the engine
+a ``TameConfig`` names, as ``audit`` runs the audit.
 
 May import: ``tame_mt_metric.retrieval``, ``tame_mt_metric.cache``,
 ``tame_mt_metric.scale`` and the package's base modules. This ``__init__``

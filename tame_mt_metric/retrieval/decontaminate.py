@@ -22,7 +22,7 @@ the way; the core judges each row against every test text indexed once.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -41,10 +41,20 @@ from tame_mt_metric.errors import (
 from tame_mt_metric.progress import progress as progress_bar
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.config import threshold as read_threshold
-from tame_mt_metric.retrieval.corpus import TrainingStream, read_ahead, training_corpus
+from tame_mt_metric.retrieval.corpus import Block, TrainingStream, read_ahead, training_corpus
 from tame_mt_metric.retrieval.inputs import check_test_size, check_texts, references_per_item
 
-__all__ = ["RULES", "SIDES", "Decontamination", "EvaluationSet", "RemovedPair", "decontaminate"]
+__all__ = [
+    "RULES",
+    "SIDES",
+    "Decontamination",
+    "DecontaminationRequest",
+    "EvaluationSet",
+    "JudgedRows",
+    "RemovedPair",
+    "decontaminate",
+    "judge_rows",
+]
 
 # The sides a row is judged on, and the rules that remove it.
 SIDES = ("source", "target", "pair")
@@ -194,6 +204,105 @@ def evaluation_sets(test_sources: object, references: object = None) -> list[Eva
     return sets
 
 
+@dataclass(frozen=True)
+class DecontaminationRequest:
+    """What a decontamination asks, checked before any work: the test sets, the
+    threshold (an exact fraction) and the rule. Every run of rows, in one process
+    or a shard of many, is judged against it."""
+
+    sets: list[EvaluationSet]
+    threshold: Fraction
+    by: str
+
+    @classmethod
+    def of(
+        cls, test_sources: object, references: object, threshold: object, by: object
+    ) -> DecontaminationRequest:
+        """The request of ``decontaminate``'s arguments, each checked (see there)."""
+        t = checked_threshold(threshold)
+        rule = checked_rule(by)
+        sets = evaluation_sets(test_sources, references)
+        with_references = [s for s in sets if s.references]
+        if rule in ("target", "pair") and not with_references:
+            raise InvalidOptionError(
+                f"by={rule!r} compares training targets with references: give them"
+            )
+        if with_references and len(with_references) != len(sets):
+            raise MisalignedInputError("references: give them for every test set or for none")
+        return cls(sets, t, rule)
+
+    def result(
+        self, judged: JudgedRows, fingerprint: str, config: RetrievalConfig
+    ) -> Decontamination:
+        """The ``Decontamination`` of a whole corpus judged (rows from 0) whose
+        fingerprint is ``fingerprint``."""
+        if judged.start != 0:
+            raise InvalidOptionError(f"judged: rows from {judged.start}, not from the first")
+        if not judged.stop:
+            raise EmptyCorpusError("train: the training corpus is empty")
+        t = self.threshold
+        return Decontamination(
+            num_rows=judged.stop,
+            removed=judged.removed,
+            threshold=t,
+            by=self.by,
+            test_sets={s.name: len(s.sources) for s in self.sets},
+            fingerprint=fingerprint,
+            signature=(
+                f"{config.signature()}|threshold:{t}|by:{self.by}|train:{fingerprint}"
+                f"|version:{__version__}|core:{_core.__version__}"
+            ),
+            removed_by_rule=judged.removed_by_rule,
+        )
+
+
+@dataclass(frozen=True)
+class JudgedRows:
+    """Training rows ``[start, stop)`` judged: the removed ones, increasing, with
+    their matches, and per side the removed rows that reach the threshold on it."""
+
+    start: int
+    stop: int
+    removed: list[RemovedPair]
+    removed_by_rule: dict[str, int]
+
+
+def judge_rows(
+    blocks: Iterable[Block],
+    start: int,
+    request: DecontaminationRequest,
+    config: RetrievalConfig,
+    advance: Callable[[int], None] | None = None,
+    fingerprint: _core.CorpusFingerprint | None = None,
+) -> JudgedRows:
+    """The rows of ``blocks``, numbered from ``start``, judged by the core's
+    ``Decontaminator`` (every test text indexed once), the next block read while
+    the core works; each block also goes to ``fingerprint`` and ``advance``. The
+    one pass of ``decontaminate`` and of each shard of ``scale/``."""
+    sets = request.sets
+    judge = _core.Decontaminator(
+        [x for s in sets for x in s.sources],
+        [r for s in sets for r in s.references],
+        config.gram_settings(),
+        request.threshold.numerator,
+        request.threshold.denominator,
+        config.worker_threads(),
+    )
+    firsts = [0]
+    for s in sets[:-1]:
+        firsts.append(firsts[-1] + len(s.sources))
+    found = _Found(request.by, [s.name for s in sets], firsts)
+    row = start
+    for sources, targets in read_ahead(blocks):
+        found.add(judge.feed(sources, targets, row))
+        if fingerprint is not None:
+            fingerprint.update(sources, targets)
+        row += len(sources)
+        if advance is not None:
+            advance(len(sources))
+    return JudgedRows(start, row, found.removed, found.rules)
+
+
 def decontaminate(
     train: object,
     test_sources: object,
@@ -214,52 +323,15 @@ def decontaminate(
     ``target``, ``pair`` and the target half of ``any``). ``progress``: show a bar
     (None: as ``progress.shown()`` decides)."""
     config = config or RetrievalConfig()
-    t = checked_threshold(threshold)
-    by = checked_rule(by)
-    sets = evaluation_sets(test_sources, references)
-    with_references = [s for s in sets if s.references]
-    if by in ("target", "pair") and not with_references:
-        raise InvalidOptionError(f"by={by!r} compares training targets with references: give them")
-    if with_references and len(with_references) != len(sets):
-        raise MisalignedInputError("references: give them for every test set or for none")
-    judge = _core.Decontaminator(
-        [x for s in sets for x in s.sources],
-        [r for s in sets for r in s.references],
-        config.gram_settings(),
-        t.numerator,
-        t.denominator,
-        config.worker_threads(),
-    )
+    request = DecontaminationRequest.of(test_sources, references, threshold, by)
     corpus = training_corpus(train)
     hasher = None if isinstance(corpus, TrainingStream) else _core.CorpusFingerprint()
-    firsts = [0]
-    for s in sets[:-1]:
-        firsts.append(firsts[-1] + len(s.sources))
-    found = _Found(by, [s.name for s in sets], firsts)
-    row = 0
     with progress_bar("decontaminating", corpus.known_rows(), show=progress) as advance:
-        for sources, targets in read_ahead(corpus.blocks(config.block_rows)):
-            found.add(judge.feed(sources, targets, row))
-            if hasher is not None:
-                hasher.update(sources, targets)
-            row += len(sources)
-            advance(len(sources))
-    if not row:
+        judged = judge_rows(corpus.blocks(config.block_rows), 0, request, config, advance, hasher)
+    if not judged.stop:
         raise EmptyCorpusError("train: the training corpus is empty")
     fingerprint = corpus.fingerprint if hasher is None else hasher.hexdigest()
-    return Decontamination(
-        num_rows=row,
-        removed=found.removed,
-        threshold=t,
-        by=by,
-        test_sets={s.name: len(s.sources) for s in sets},
-        fingerprint=fingerprint,
-        signature=(
-            f"{config.signature()}|threshold:{t}|by:{by}|train:{fingerprint}"
-            f"|version:{__version__}|core:{_core.__version__}"
-        ),
-        removed_by_rule=found.rules,
-    )
+    return request.result(judged, fingerprint, config)
 
 
 class _Found:
