@@ -6,12 +6,14 @@ device without end; small files (manifests, sidecars) are read up to a bound.
 Writing: ``atomic_path`` gives a temporary name unique to the process and the
 thread, beside the destination; the content is flushed to disk and renamed
 into place, then the folder itself is flushed, so a reader (or a crash) sees
-the old file or the whole new one, never a part.
+the old file or the whole new one, never a part; ``atomic_folder`` does the
+same for a new folder, renamed into place whole.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import threading
 import uuid
@@ -28,6 +30,7 @@ from tame_mt_metric.errors import InputTooLargeError, InvalidOptionError, Specia
 __all__ = [
     "LINE_LIMIT_ENV",
     "MAX_SMALL_FILE",
+    "atomic_folder",
     "atomic_path",
     "fsync_file",
     "fsync_folder",
@@ -156,6 +159,24 @@ def atomic_path(path: Path) -> Iterator[Path]:
         fsync_folder(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_folder(path: Path) -> Iterator[Path]:
+    """A temporary path for a folder that becomes ``path`` (which must not exist)
+    when the block ends: its files flushed, the folder renamed into place whole.
+    On an error nothing is left."""
+    tmp = temporary_name(path)
+    try:
+        yield tmp
+        for member in tmp.rglob("*"):
+            if member.is_file():
+                fsync_file(member)
+        fsync_folder(tmp)
+        os.rename(tmp, path)
+        fsync_folder(path.parent)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_arrow(path: Path, table: pa.Table) -> None:

@@ -34,6 +34,9 @@ from tame_mt_metric.retrieval.text_files import TextFiles
 # The JSON of a file written beside another, made from the other's digest.
 Sidecar = Callable[[str], Any]
 
+# The first bytes of an Arrow IPC file (a stream opens otherwise).
+_IPC_FILE_MAGIC = b"ARROW1"
+
 __all__ = [
     "Stages",
     "add_output_options",
@@ -42,8 +45,10 @@ __all__ = [
     "add_train_options",
     "config_from",
     "corpus_from_options",
+    "is_ipc_file",
     "json_document",
     "read_aligned",
+    "train_form",
     "write_json",
     "write_jsonl",
     "write_lines",
@@ -126,7 +131,8 @@ def _decimal(name: str, text: str) -> Fraction:
 
 
 def add_train_options(parser: argparse.ArgumentParser, index: bool = True) -> None:
-    group = parser.add_argument_group("training corpus (files, a saved dataset, or an index)")
+    title = "files, a saved dataset, or an index" if index else "files or a saved dataset"
+    group = parser.add_argument_group(f"training corpus ({title})")
     group.add_argument("--train-src", type=Path)
     group.add_argument("--train-tgt", type=Path)
     group.add_argument(
@@ -149,6 +155,10 @@ def _dataset(path: Path) -> Any:
         return datasets.load_from_disk(str(path))
     regular_file(path, "--train-dataset")
     suffix = path.suffixes[-2] if path.suffix == ".gz" else path.suffix
+    if suffix == ".arrow" and is_ipc_file(path):
+        import pyarrow as pa
+
+        return datasets.Dataset(pa.ipc.open_file(pa.memory_map(str(path))).read_all())
     if suffix == ".arrow":
         return datasets.Dataset.from_file(str(path))
     if suffix == ".parquet":
@@ -160,27 +170,42 @@ def _dataset(path: Path) -> Any:
     )
 
 
+def is_ipc_file(path: Path) -> bool:
+    """``path`` holds the Arrow IPC file format (``datasets`` writes the stream format)."""
+    with open(path, "rb") as f:
+        return f.read(len(_IPC_FILE_MAGIC)) == _IPC_FILE_MAGIC
+
+
+def train_form(args: argparse.Namespace, sources_only: bool = False) -> str:
+    """Which training corpus the options name, checked before any work: exactly one
+    of --train-src/--train-tgt, --train-dataset and (where the command takes it)
+    --index; ``sources_only``: --train-src may come alone."""
+    forms = [
+        ("--train-src/--train-tgt", args.train_src or args.train_tgt),
+        ("--train-dataset", args.train_dataset),
+    ]
+    if hasattr(args, "index"):  # the commands that take a saved index
+        forms.append(("--index", args.index))
+    given = [name for name, present in forms if present]
+    if len(given) != 1:
+        raise InvalidOptionError(
+            f"training corpus: give exactly one of {', '.join(name for name, _ in forms)} "
+            f"(got {', '.join(given) or 'none'})"
+        )
+    both = args.train_src and args.train_tgt
+    if given[0] == forms[0][0] and not both and not (sources_only and args.train_src):
+        raise InvalidOptionError("--train-src and --train-tgt go together")
+    return given[0]
+
+
 def corpus_from_options(args: argparse.Namespace, sources_only: bool = False) -> TrainingCorpus:
     """The corpus from exactly one of: --train-src/--train-tgt, --train-dataset, --index.
     ``sources_only`` (a source-side audit): --train-src may come alone, and its
     lines stand for both sides."""
-    given = [
-        name
-        for name, present in (
-            ("--train-src/--train-tgt", args.train_src or args.train_tgt),
-            ("--train-dataset", args.train_dataset),
-            ("--index", getattr(args, "index", None)),
-        )
-        if present
-    ]
-    if len(given) != 1:
-        raise InvalidOptionError(
-            f"training corpus: give exactly one of --train-src/--train-tgt, --train-dataset, "
-            f"--index (got {', '.join(given) or 'none'})"
-        )
-    if getattr(args, "index", None):
+    form = train_form(args, sources_only)
+    if form == "--index":
         return corpus_of_index(args.index)
-    if args.train_dataset:
+    if form == "--train-dataset":
         if not args.train_dataset.exists():
             raise FileNotFoundError(f"--train-dataset: {args.train_dataset} does not exist")
         return TrainingCorpus.from_any(
@@ -190,11 +215,9 @@ def corpus_from_options(args: argparse.Namespace, sources_only: bool = False) ->
             source_lang=args.source_lang,
             target_lang=args.target_lang,
         )
-    if sources_only and args.train_src and not args.train_tgt:
+    if not args.train_tgt:
         lines = read_lines(args.train_src)  # read once, standing for both sides
         return TrainingCorpus(lines, lines)
-    if not (args.train_src and args.train_tgt):
-        raise InvalidOptionError("--train-src and --train-tgt go together")
     return TextFiles(args.train_src, args.train_tgt)
 
 

@@ -1,9 +1,11 @@
 """``decontaminate``: the training pairs within a similarity threshold of any
 test item taken out of a training corpus, exactly (a thin wrapper of the
-library's ``decontaminate``, on the engine ``--engine`` names). The kept pairs
-are copied byte for byte as read, the removed rows written as JSON lines with
-their matches, and the summary printed (and written with ``--json-out``);
-every output appears whole at the end, or none does."""
+library's ``decontaminate``, on the engine ``--engine`` names). The corpus is
+two text files or a dataset (``--train-dataset``, read as the audit reads it).
+The kept pairs are copied byte for byte as read (a dataset's kept rows in its
+own form, every column), the removed rows written as JSON lines with their
+matches, and the summary printed (and written with ``--json-out``); every
+output appears whole at the end, or none does."""
 
 from __future__ import annotations
 
@@ -13,13 +15,25 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from tame_mt_metric.cli.common import Stages, config_from, read_aligned
-from tame_mt_metric.cli.decontaminate_files import KeptCopy, check_output_paths, write_outputs
+from tame_mt_metric.cli.common import (
+    Stages,
+    add_train_options,
+    config_from,
+    corpus_from_options,
+    read_aligned,
+    train_form,
+)
+from tame_mt_metric.cli.decontaminate_datasets import KeptDataset
+from tame_mt_metric.cli.decontaminate_files import (
+    KeptCopy,
+    KeptRows,
+    check_output_paths,
+    write_outputs,
+)
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.files import regular_file
 from tame_mt_metric.report import decontaminate as library
 from tame_mt_metric.retrieval.decontaminate import RULES, SIDES
-from tame_mt_metric.retrieval.text_files import TextFiles
 
 __all__ = ["TestSetFiles", "register", "render_summary", "test_sets_of"]
 
@@ -120,36 +134,67 @@ def render_summary(summary: dict[str, Any], outputs: Sequence[Path]) -> str:
     return "\n".join(lines)
 
 
+def _kept_outputs(
+    args: argparse.Namespace,
+) -> tuple[list[tuple[str, Path]], list[tuple[str, Path]], list[KeptRows]]:
+    """The training inputs, the kept rows' outputs and their copies, by the
+    corpus's form: --out-src/--out-tgt go with --train-src/--train-tgt,
+    --out-dataset with --train-dataset; any other mix is refused."""
+    lines = [(o, p) for o, p in (("--out-src", args.out_src), ("--out-tgt", args.out_tgt)) if p]
+    if args.train_dataset is not None:
+        if lines:
+            raise InvalidOptionError(
+                f"{', '.join(o for o, _ in lines)}: go with --train-src/--train-tgt; the kept "
+                "rows of --train-dataset go to --out-dataset"
+            )
+        if args.out_dataset is None:
+            raise InvalidOptionError("--out-dataset: needed with --train-dataset (its kept rows)")
+        kept = KeptDataset(args.train_dataset, args.out_dataset)
+        kept.check()
+        train = [("--train-dataset", args.train_dataset)]
+        return train, [("--out-dataset", args.out_dataset)], [kept]
+    if args.out_dataset is not None:
+        raise InvalidOptionError(
+            "--out-dataset: goes with --train-dataset; the kept lines of "
+            "--train-src/--train-tgt go to --out-src and --out-tgt"
+        )
+    if len(lines) != 2:
+        raise InvalidOptionError(
+            "--out-src and --out-tgt: both needed with --train-src/--train-tgt (the kept lines)"
+        )
+    copies: list[KeptRows] = [
+        KeptCopy(args.train_src, args.out_src),
+        KeptCopy(args.train_tgt, args.out_tgt),
+    ]
+    return [("--train-src", args.train_src), ("--train-tgt", args.train_tgt)], lines, copies
+
+
 def _decontaminate(args: argparse.Namespace) -> int:
     stages = Stages(args.verbose, args.quiet)
     threshold = _threshold(args.threshold)
     config = config_from(args)
-    inputs = [("--train-src", args.train_src), ("--train-tgt", args.train_tgt)]
-    inputs += [("--test-src", p) for p in args.test_src or []]
+    train_form(args)  # exactly one training corpus, before any work
+    train_inputs, kept_outputs, copies = _kept_outputs(args)
+    inputs = [*train_inputs, *(("--test-src", p) for p in args.test_src or [])]
     inputs += [("--ref", p) for p in args.ref or []]
-    outputs = [
-        ("--out-src", args.out_src),
-        ("--out-tgt", args.out_tgt),
-        ("--removed-out", args.removed_out),
-    ] + ([("--json-out", args.json_out)] if args.json_out else [])
+    outputs = [*kept_outputs, ("--removed-out", args.removed_out)]
+    outputs += [("--json-out", args.json_out)] if args.json_out else []
     check_output_paths(inputs, outputs)
-    for option, path in inputs[:2]:
-        regular_file(path, option)  # before the test sets are read
+    for option, path in train_inputs:
+        if not path.is_dir():  # a save_to_disk folder is opened by datasets
+            regular_file(path, option)  # before the test sets are read
     with stages.stage("read test sets"):
         sources, references = test_sets_of(args)
     if args.by in ("target", "pair") and references is None:
         raise InvalidOptionError(f"--by {args.by}: needs references (--ref after each --test-src)")
-    train = TextFiles(args.train_src, args.train_tgt)
+    with stages.stage("read corpus"):
+        train = corpus_from_options(args)
     with stages.stage("decontaminate"):
         result = library.decontaminate(
             train, sources, references, threshold=threshold, by=args.by, config=config
         )
     summary = result.summary()
     with stages.stage("write outputs"):
-        copies = [
-            KeptCopy(args.train_src, args.out_src),
-            KeptCopy(args.train_tgt, args.out_tgt),
-        ]
         documents = [(args.json_out, summary)] if args.json_out else []
         write_outputs(copies, result.removed, result.num_rows, args.removed_out, documents)
     if not args.quiet:
@@ -166,11 +211,10 @@ def register(
         help="remove every training pair within a similarity threshold of a test item",
         description="Remove from a training corpus every pair whose similarity to some test "
         "item reaches the threshold (character n-gram Jaccard, as the audit measures it, "
-        "compared exactly). The kept pairs are copied byte for byte, in their order.",
+        "compared exactly). The kept pairs are copied byte for byte, in their order; a "
+        "dataset's kept rows are written in its own form, every column.",
     )
-    train = command.add_argument_group("training corpus (two line-aligned text files, .gz too)")
-    train.add_argument("--train-src", type=Path, required=True, metavar="F")
-    train.add_argument("--train-tgt", type=Path, required=True, metavar="F")
+    add_train_options(command, index=False)
     tests = command.add_argument_group("test sets")
     tests.add_argument(
         "--test-src",
@@ -221,10 +265,17 @@ def register(
     settings.add_argument("--ray-address", help="an existing Ray cluster")
     outputs = command.add_argument_group("outputs (written whole at the end; .gz compresses)")
     outputs.add_argument(
-        "--out-src", type=Path, required=True, metavar="F", help="the kept sources"
+        "--out-src", type=Path, metavar="F", help="the kept sources (with --train-src)"
     )
     outputs.add_argument(
-        "--out-tgt", type=Path, required=True, metavar="F", help="the kept targets"
+        "--out-tgt", type=Path, metavar="F", help="the kept targets (with --train-tgt)"
+    )
+    outputs.add_argument(
+        "--out-dataset",
+        type=Path,
+        metavar="PATH",
+        help="the kept rows of --train-dataset, every column, in its form (a save_to_disk "
+        "folder, an .arrow or a .parquet file)",
     )
     outputs.add_argument(
         "--removed-out",

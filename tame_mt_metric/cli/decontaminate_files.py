@@ -1,8 +1,9 @@
 """The outputs of ``decontaminate``: the kept training pairs, copied byte for
 byte as read (line endings, a byte-order mark, a last line without newline),
-the removed rows as JSON lines, and the summary, all written under temporary
-names and renamed only when every one is whole, so that an error or Ctrl-C
-leaves no output at all.
+or a dataset's kept rows (``decontaminate_datasets.py``), the removed rows as
+JSON lines, and the summary, all written under temporary names and renamed
+only when every one is whole, so that an error or Ctrl-C leaves no output at
+all.
 
 The kept lines are copied from the raw bytes of a second pass over each file,
 split into lines as the corpus reader splits them (at ``\\n``; a last piece
@@ -25,11 +26,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
-from tame_mt_metric.files import atomic_path, line_limit, line_too_long, regular_file
+from tame_mt_metric.files import (
+    atomic_folder,
+    atomic_path,
+    line_limit,
+    line_too_long,
+    regular_file,
+)
 from tame_mt_metric.retrieval.inputs import gzip_damage
 
 __all__ = [
     "KeptCopy",
+    "KeptRows",
     "RemovedRow",
     "check_output_paths",
     "kept_lines",
@@ -57,12 +65,35 @@ class RemovedRow(Protocol):
     def by(self) -> str: ...
 
 
+class KeptRows(Protocol):
+    """A copy of the training corpus without its removed rows: written to a
+    temporary name (a file, or a folder when ``folder``) that is renamed to
+    ``destination`` once every output is whole."""
+
+    @property
+    def destination(self) -> Path: ...
+    @property
+    def folder(self) -> bool: ...
+
+    def write(self, tmp: Path, removed: Sequence[int], rows: int) -> None:
+        """Write the rows but ``removed`` (0-based, increasing) to ``tmp``; the
+        input must still hold ``rows`` rows, else ``MisalignedInputError``."""
+        ...
+
+
 @dataclass(frozen=True)
 class KeptCopy:
     """One training file and where its kept lines go (``.gz``: compressed)."""
 
     source: Path
     destination: Path
+    folder = False
+
+    def write(self, tmp: Path, removed: Sequence[int], rows: int) -> None:
+        """The kept lines, byte for byte (``kept_lines``)."""
+        with _opened(self.destination, tmp) as out:
+            for piece in kept_lines(self.source, removed, rows):
+                out.write(piece)
 
 
 def removed_line(row: RemovedRow) -> dict[str, Any]:
@@ -185,7 +216,7 @@ def check_output_paths(
 
 
 def write_outputs(
-    copies: Sequence[KeptCopy],
+    copies: Sequence[KeptRows],
     removed_rows: Sequence[RemovedRow],
     rows: int,
     removed_out: Path,
@@ -193,17 +224,16 @@ def write_outputs(
 ) -> None:
     """Every output of one decontamination, renamed into place together once all
     are whole: each file's kept lines, the removed rows (one JSON line each, in
-    increasing ``train_index``) and the JSON ``documents`` (path, value)."""
+    increasing ``train_index``) and the JSON ``documents`` (path, value). Each
+    of ``copies`` writes its kept rows to a temporary name of its own."""
     removed = [row.train_index for row in removed_rows]
     if any(b <= a for a, b in pairwise(removed)):
         raise ValueError("removed rows must come in increasing train_index")
     with ExitStack() as stack:
         for copy in copies:
             copy.destination.parent.mkdir(parents=True, exist_ok=True)
-            tmp = stack.enter_context(atomic_path(copy.destination))
-            with _opened(copy.destination, tmp) as out:
-                for piece in kept_lines(copy.source, removed, rows):
-                    out.write(piece)
+            staging = atomic_folder if copy.folder else atomic_path
+            copy.write(stack.enter_context(staging(copy.destination)), removed, rows)
         lines = (json.dumps(removed_line(r), ensure_ascii=False) + "\n" for r in removed_rows)
         _write_text(stack, removed_out, lines)
         for path, value in documents:
