@@ -16,6 +16,11 @@ The 2,000-item test set is held out reproducibly:
 - 500 Bible verses in four language pairs (125 each). These verse ids are removed
   from every language pair, so their neighbours are other verses.
 
+With --test-set flores, nothing is held out: the test set is FLORES-200 dev +
+devtest, English to French in full (2,009 items, each set named in test.kind),
+and every FLORES pair stays in training, so the test items leak into it word
+for word (the corpus to decontaminate).
+
 The training pairs are then sampled down to --max-train (order kept). Output:
 DIR/train.src, DIR/train.tgt, DIR/test.src, DIR/test.ref, DIR/test.kind (the
 direction of each test item). Nothing is written inside the repository.
@@ -37,6 +42,9 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FLORES_PIVOT = "eng_Latn"
 FLORES_TEST_LANGS = ("fra_Latn", "swh_Latn", "zul_Latn", "ukr_Cyrl")
+FLORES_HELD_PER_LANG = 375
+FLORES_LEAK_LANG = "fra_Latn"
+BIBLE_HELD_PER_PAIR = 125
 BIBLE_TEST_PAIRS = (
     ("Swahili", "Zulu"),
     ("Basque", "Latvian"),
@@ -88,15 +96,16 @@ def read_bible(folder: Path) -> dict[str, dict[str, str]]:
 
 
 def split_flores(
-    flores: dict[tuple[str, str], list[str]], rng: random.Random
+    flores: dict[tuple[str, str], list[str]], rng: random.Random, per_lang: int
 ) -> tuple[list[Pair], list[Pair], list[str]]:
-    """Training pairs, test pairs and test labels from FLORES."""
+    """Training pairs, test pairs and test labels from FLORES (``per_lang``
+    devtest items held out per test language)."""
     size = len(flores[("devtest", FLORES_PIVOT)])
     held: set[tuple[str, int]] = set()
     test: list[Pair] = []
     kinds: list[str] = []
     for lang in FLORES_TEST_LANGS:
-        for i in sorted(rng.sample(range(size), 375)):
+        for i in sorted(rng.sample(range(size), per_lang)):
             held.add((lang, i))
             test.append((flores[("devtest", FLORES_PIVOT)][i], flores[("devtest", lang)][i]))
             kinds.append(f"flores:{FLORES_PIVOT}-{lang}")
@@ -114,15 +123,16 @@ def split_flores(
 
 
 def split_bible(
-    bible: dict[str, dict[str, str]], rng: random.Random
+    bible: dict[str, dict[str, str]], rng: random.Random, per_pair: int
 ) -> tuple[list[Pair], list[Pair], list[str]]:
-    """Training pairs, test pairs and test labels from the Bible verses."""
+    """Training pairs, test pairs and test labels from the Bible verses
+    (``per_pair`` verses held out per test pair)."""
     held: set[str] = set()
     test: list[Pair] = []
     kinds: list[str] = []
     for src_lang, tgt_lang in BIBLE_TEST_PAIRS:
         shared = sorted(set(bible[src_lang]) & set(bible[tgt_lang]) - held)
-        for verse in sorted(rng.sample(shared, 125)):
+        for verse in sorted(rng.sample(shared, per_pair)):
             held.add(verse)
             test.append((bible[src_lang][verse], bible[tgt_lang][verse]))
             kinds.append(f"bible:{src_lang}-{tgt_lang}")
@@ -144,19 +154,43 @@ def _write_lines(path: Path, lines: Iterator[str]) -> None:
         handle.writelines(line + "\n" for line in lines)
 
 
-def build(out: Path, data: Path = DATA, max_train: int = 1_000_000, seed: int = 13) -> int:
-    """Write the corpus under `out`; returns the number of training pairs."""
+def flores_leaks(flores: dict[tuple[str, str], list[str]]) -> tuple[list[Pair], list[str]]:
+    """FLORES dev + devtest, English to French, in full, with each item's set."""
+    test: list[Pair] = []
+    kinds: list[str] = []
+    for split in ("dev", "devtest"):
+        pivot, target = flores[(split, FLORES_PIVOT)], flores[(split, FLORES_LEAK_LANG)]
+        test.extend(zip(pivot, target, strict=True))
+        kinds.extend([f"flores-{split}:{FLORES_PIVOT}-{FLORES_LEAK_LANG}"] * len(pivot))
+    return test, kinds
+
+
+def build(
+    out: Path,
+    data: Path = DATA,
+    max_train: int = 1_000_000,
+    seed: int = 13,
+    test_set: str = "held-out",
+) -> tuple[int, int]:
+    """Write the corpus under `out`; returns the numbers of training pairs and
+    test items."""
     rng = random.Random(seed)
+    held_out = test_set == "held-out"
+    flores = read_flores(data / "flores200_dataset.tar.gz")
     flores_train, flores_test, flores_kinds = split_flores(
-        read_flores(data / "flores200_dataset.tar.gz"), rng
+        flores, rng, FLORES_HELD_PER_LANG if held_out else 0
     )
-    bible_train, bible_test, bible_kinds = split_bible(read_bible(data / "bible"), rng)
+    bible_train, bible_test, bible_kinds = split_bible(
+        read_bible(data / "bible"), rng, BIBLE_HELD_PER_PAIR if held_out else 0
+    )
     train = flores_train + bible_train
     if 0 < max_train < len(train):
         keep = sorted(rng.sample(range(len(train)), max_train))
         train = [train[i] for i in keep]
-    test = flores_test + bible_test
-    kinds = flores_kinds + bible_kinds
+    if held_out:
+        test, kinds = flores_test + bible_test, flores_kinds + bible_kinds
+    else:
+        test, kinds = flores_leaks(flores)
     order = list(range(len(test)))
     rng.shuffle(order)
     out.mkdir(parents=True, exist_ok=True)
@@ -165,7 +199,7 @@ def build(out: Path, data: Path = DATA, max_train: int = 1_000_000, seed: int = 
     _write_lines(out / "test.src", (test[i][0] for i in order))
     _write_lines(out / "test.ref", (test[i][1] for i in order))
     _write_lines(out / "test.kind", (kinds[i] for i in order))
-    return len(train)
+    return len(train), len(test)
 
 
 def main() -> None:
@@ -179,11 +213,18 @@ def main() -> None:
         help="sample the training pairs down to this many (0: keep all)",
     )
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--test-set",
+        choices=("held-out", "flores"),
+        default="held-out",
+        help="held-out: 2,000 items held out of training; flores: FLORES dev + devtest "
+        "English to French, left in training",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    n_train = build(args.out, args.data, args.max_train, args.seed)
+    n_train, n_test = build(args.out, args.data, args.max_train, args.seed, args.test_set)
     print(
-        f"wrote {n_train} train / 2000 test pairs to {args.out} "
+        f"wrote {n_train} train / {n_test} test pairs to {args.out} "
         f"in {time.perf_counter() - started:.1f}s"
     )
 
