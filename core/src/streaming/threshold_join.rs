@@ -18,9 +18,9 @@
 //! the frequent grams), which wins where a low threshold lets a row reach
 //! many texts. Both count the same overlaps.
 
-use crate::error::{invalid, Result};
 use crate::grams::Gram;
 use crate::jaccard::Score;
+use crate::threshold::Threshold;
 
 use super::overlaps::{OverlapCounter, OverlapScratch, MOST_GRAMS};
 use super::vocabulary::{sorted, text, Stamps, Text, Vocabulary};
@@ -38,69 +38,6 @@ pub(crate) struct JoinScratch {
     candidates: Vec<u32>,
     counts: Vec<u32>,
     overlaps: OverlapScratch,
-}
-
-/// A similarity threshold `numerator / denominator` in (0, 1], every
-/// decision on integers.
-#[derive(Debug, Clone, Copy)]
-pub struct Threshold {
-    numerator: u64,
-    denominator: u64,
-}
-
-impl Threshold {
-    pub fn new(numerator: u64, denominator: u64) -> Result<Threshold> {
-        if numerator == 0 || denominator == 0 || numerator > denominator {
-            return Err(invalid(
-                "threshold",
-                format!("must lie in (0, 1], got {numerator}/{denominator}"),
-            ));
-        }
-        Ok(Threshold {
-            numerator,
-            denominator,
-        })
-    }
-
-    /// `s >= t`, as `overlap * denominator >= union * numerator`.
-    pub fn admits(&self, s: Score) -> bool {
-        s.overlap as u128 * self.denominator as u128 >= s.union as u128 * self.numerator as u128
-    }
-
-    /// `ceil(t * size)`: the overlap a text of `size` grams needs with any
-    /// text to reach `t`.
-    fn least_overlap(&self, size: u32) -> u32 {
-        let (n, d) = (self.numerator as u128, self.denominator as u128);
-        ((n * size as u128).div_ceil(d)) as u32
-    }
-
-    /// `|x| - ceil(t * |x|) + 1`: how many of a text's grams, first in the
-    /// global order, must hold a gram it shares with any text it reaches.
-    fn prefix_len(&self, size: u32) -> u32 {
-        size - self.least_overlap(size) + 1
-    }
-
-    /// A test text's prefix (its ids sorted, all in the vocabulary): its
-    /// rarest grams, the highest ids; empty for an empty text.
-    fn prefix<'a>(&self, x: &'a Text) -> &'a [u32] {
-        if x.size == 0 {
-            return &[];
-        }
-        &x.ids[x.ids.len() - self.prefix_len(x.size) as usize..]
-    }
-
-    /// The least overlap with which texts of sizes `a` and `b` reach `t`:
-    /// `o / (a + b - o) >= t` exactly when `o * (n + d) >= n * (a + b)`.
-    fn least_shared(&self, a: u32, b: u32) -> u32 {
-        let (n, d) = (self.numerator as u128, self.denominator as u128);
-        (n * (a as u128 + b as u128)).div_ceil(n + d) as u32
-    }
-
-    /// `t * a <= b <= a / t`: sizes `a` and `b` can reach `t` together.
-    fn sizes_fit(&self, a: u32, b: u32) -> bool {
-        let (n, d) = (self.numerator as u128, self.denominator as u128);
-        n * a as u128 <= d * b as u128 && n * b as u128 <= d * a as u128
-    }
 }
 
 /// The test texts of one side, in the ids of their vocabulary (most frequent
@@ -126,7 +63,7 @@ impl TextIndex {
         let texts: Vec<Text> = sets.iter().map(|s| sorted(text(&vocab, s))).collect();
         let mut starts = vec![0u32; vocab.len() + 1];
         for x in &texts {
-            for &g in t.prefix(x) {
+            for &g in prefix(t, x) {
                 starts[g as usize + 1] += 1;
             }
         }
@@ -136,7 +73,7 @@ impl TextIndex {
         let mut next = starts.clone();
         let mut postings = vec![0u32; starts[vocab.len()] as usize];
         for (i, x) in texts.iter().enumerate() {
-            for &g in t.prefix(x) {
+            for &g in prefix(t, x) {
                 postings[next[g as usize] as usize] = i as u32;
                 next[g as usize] += 1;
             }
@@ -259,6 +196,15 @@ impl TextIndex {
     fn count(&self, g: u32) -> usize {
         (self.starts[g as usize + 1] - self.starts[g as usize]) as usize
     }
+}
+
+/// A test text's prefix for `t` (its ids sorted, all in the vocabulary): its
+/// rarest grams, the highest ids; empty for an empty text.
+fn prefix<'a>(t: &Threshold, x: &'a Text) -> &'a [u32] {
+    if x.size == 0 {
+        return &[];
+    }
+    &x.ids[x.ids.len() - t.prefix_len(x.size) as usize..]
 }
 
 /// The overlap of two sorted id lists, or some count below `need` as soon as
