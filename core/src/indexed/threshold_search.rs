@@ -8,8 +8,9 @@
 //! order here is the index's own: the grams absent from the corpus first
 //! (they reach no row), then by document frequency, then by gram id. Only
 //! the lists of that prefix are read, each cut to the texts whose size can
-//! reach `t` (a size window is one id range), and every candidate is then
-//! scored exactly on all of `x`'s grams ([`scores_of`]). Each row's matches
+//! reach `t` (a size window is one id range), counting each text's shared
+//! grams; the other lists then complete the counts of the texts that can
+//! still reach `t`, and each is scored exactly. Each row's matches
 //! are reduced by [`RowMatch::reduce`], as the streaming decontaminator
 //! reduces them, so both answers are the same.
 
@@ -21,7 +22,6 @@ use crate::jaccard::Score;
 use crate::row_match::RowMatch;
 use crate::threshold::Threshold;
 
-use super::search::scores_of;
 use super::training_index::{Side, TrainingIndex};
 
 /// Test texts searched between two polls for interruption.
@@ -30,9 +30,21 @@ const TEXTS_PER_POLL: usize = 1024;
 /// A test text's match with one training row: (row, text, score).
 type Found = (u64, u32, Score);
 
+/// One thread's working memory: each text's count of shared grams and the
+/// texts counted.
+#[derive(Default)]
+struct Counts {
+    counts: Vec<u32>,
+    touched: Vec<u32>,
+}
+
 /// The distinct texts of `side` (internal ids, increasing) at or above `t`
-/// with a test text of grams `grams`, with their scores.
-fn texts_reaching(side: &Side, grams: &[Gram], t: &Threshold) -> Vec<(u32, Score)> {
+/// with a test text of grams `grams`, with their scores. The prefix's lists
+/// count each text's shared grams; the rest of the lists complete the counts
+/// of the texts that can still reach `t` (count first, verify later, as
+/// [`search`](super::search::search) does), dropping each as soon as the
+/// lists left cannot bring it to the overlap its size needs.
+fn texts_reaching(side: &Side, grams: &[Gram], t: &Threshold, c: &mut Counts) -> Vec<(u32, Score)> {
     let p = &side.postings;
     let q = side.query(grams);
     if q.size == 0 {
@@ -42,30 +54,70 @@ fn texts_reaching(side: &Side, grams: &[Gram], t: &Threshold) -> Vec<(u32, Score
             .map(|x| (x, Score::jaccard(0, 0, 0)))
             .collect();
     }
-    let unknown = q.size - q.grams.len() as u32;
-    let prefix = t.prefix_len(q.size);
+    let n = q.size;
+    let unknown = n - q.grams.len() as u32;
+    let prefix = t.prefix_len(n);
     if unknown >= prefix {
         return Vec::new();
     }
     let mut lists: Vec<(usize, u32)> = q.grams.iter().map(|&g| (p.df(g), g)).collect();
     lists.sort_unstable();
-    let (min, max) = t.size_window(q.size);
+    let probed = (prefix - unknown) as usize;
+    let (min, max) = t.size_window(n);
     let (lo, hi) = p.size_range(min, max);
-    let mut candidates = Vec::new();
-    for &(_, g) in &lists[..(prefix - unknown) as usize] {
+    if c.counts.len() < p.texts() {
+        c.counts.resize(p.texts(), 0);
+    }
+    let Counts { counts, touched } = c;
+    for &(_, g) in &lists[..probed] {
         let mut list = p.list(g);
         if list.seek(lo as u32).is_some() {
-            list.for_each_below(hi as u32, |x| candidates.push(x));
+            list.for_each_below(hi as u32, |x| {
+                if counts[x as usize] == 0 {
+                    touched.push(x);
+                }
+                counts[x as usize] += 1;
+            });
         }
     }
+    let mut remaining = (lists.len() - probed) as u32;
+    let can_reach =
+        |x: u32, count: u32, remaining: u32| count + remaining >= t.least_shared(n, p.size(x));
+    let mut candidates: Vec<u32> = touched
+        .iter()
+        .copied()
+        .filter(|&x| can_reach(x, counts[x as usize], remaining))
+        .collect();
     candidates.sort_unstable();
-    candidates.dedup();
-    let scores = scores_of(p, &q, &candidates);
-    candidates
-        .into_iter()
-        .zip(scores)
+    for &(_, g) in &lists[probed..] {
+        if candidates.is_empty() {
+            break;
+        }
+        remaining -= 1;
+        let mut list = p.list(g);
+        let mut kept = 0;
+        for j in 0..candidates.len() {
+            let x = candidates[j];
+            if list.seek(x) == Some(x) {
+                counts[x as usize] += 1;
+            }
+            if can_reach(x, counts[x as usize], remaining) {
+                candidates[kept] = x;
+                kept += 1;
+            }
+        }
+        candidates.truncate(kept);
+    }
+    let found = candidates
+        .iter()
+        .map(|&x| (x, Score::jaccard(counts[x as usize], n, p.size(x))))
         .filter(|&(_, s)| t.admits(s))
-        .collect()
+        .collect();
+    for &x in touched.iter() {
+        counts[x as usize] = 0;
+    }
+    touched.clear();
+    found
 }
 
 impl TrainingIndex {
@@ -133,10 +185,10 @@ impl TrainingIndex {
                 chunk
                     .par_iter()
                     .enumerate()
-                    .map(|(k, text)| {
+                    .map_init(Counts::default, |counts, (k, text)| {
                         let x = first + k as u32;
                         let grams = self.config.grams(text);
-                        texts_reaching(side, &grams, t)
+                        texts_reaching(side, &grams, t, counts)
                             .into_iter()
                             .flat_map(|(internal, score)| {
                                 side.postings
