@@ -245,7 +245,9 @@ class StandIn:
         by: str = "any",
         config: RetrievalConfig | None = None,
         progress: bool | None = None,
+        index: Any = None,
     ) -> Result:
+        assert index is None, "a saved index is tested with the real library"
         self.calls.append(
             {"train": train, "sources": test_sources, "references": references, "by": by}
         )

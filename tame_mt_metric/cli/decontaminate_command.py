@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from tame_mt_metric.cache.corpus_file import open_with_text
 from tame_mt_metric.cli.common import Stages, config_from, read_aligned
 from tame_mt_metric.cli.decontaminate_files import KeptCopy, check_output_paths, write_outputs
 from tame_mt_metric.errors import InvalidOptionError
@@ -142,9 +143,16 @@ def _decontaminate(args: argparse.Namespace) -> int:
     if args.by in ("target", "pair") and references is None:
         raise InvalidOptionError(f"--by {args.by}: needs references (--ref after each --test-src)")
     train = TextFiles(args.train_src, args.train_tgt)
+    index = open_with_text(args.index, retrieval) if args.index else None
     with stages.stage("decontaminate"):
         result = library.decontaminate(
-            train, sources, references, threshold=threshold, by=args.by, config=retrieval
+            train,
+            sources,
+            references,
+            threshold=threshold,
+            by=args.by,
+            config=retrieval,
+            index=index,
         )
     summary = result.summary()
     with stages.stage("write outputs"):
@@ -173,6 +181,13 @@ def register(
     train = command.add_argument_group("training corpus (two line-aligned text files, .gz too)")
     train.add_argument("--train-src", type=Path, required=True, metavar="F")
     train.add_argument("--train-tgt", type=Path, required=True, metavar="F")
+    train.add_argument(
+        "--index",
+        type=Path,
+        metavar="DIR",
+        help="a saved index of these files ('index build --out'), searched instead of judging "
+        "every row; its settings are the default, and it must index these very files",
+    )
     tests = command.add_argument_group("test sets")
     tests.add_argument(
         "--test-src",

@@ -42,6 +42,8 @@ from tame_mt_metric.progress import progress as progress_bar
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.config import threshold as read_threshold
 from tame_mt_metric.retrieval.corpus import TrainingStream, read_ahead, training_corpus
+from tame_mt_metric.retrieval.exposure import TrainingIndex
+from tame_mt_metric.retrieval.index_check import check_index_corpus, check_index_settings
 from tame_mt_metric.retrieval.inputs import check_test_size, check_texts, references_per_item
 
 __all__ = ["RULES", "SIDES", "Decontamination", "EvaluationSet", "RemovedPair", "decontaminate"]
@@ -203,6 +205,7 @@ def decontaminate(
     by: str = "any",
     config: RetrievalConfig | None = None,
     progress: bool | None = None,
+    index: TrainingIndex | None = None,
 ) -> Decontamination:
     """Every training pair within ``threshold`` of a test item, by the rule ``by``
     (``"source"``, ``"target"``, ``"pair"`` or ``"any"``: source or target).
@@ -212,7 +215,11 @@ def decontaminate(
     blocks of ``config.block_rows``. ``test_sources``: a list of sources, or a
     mapping of test-set names to lists; ``references`` in the same shape (needed by
     ``target``, ``pair`` and the target half of ``any``). ``progress``: show a bar
-    (None: as ``progress.shown()`` decides)."""
+    (None: as ``progress.shown()`` decides). ``index``: a saved index of this
+    corpus (``tame-mt-metric index build``), searched once per test text instead of
+    judging every row; used only when it was built with ``config``'s gram orders and
+    normalisation and names the corpus's fingerprint and row count (read on the way,
+    as without it), else an ``IndexFileError``. The answer is the same."""
     config = config or RetrievalConfig()
     t = checked_threshold(threshold)
     by = checked_rule(by)
@@ -222,14 +229,20 @@ def decontaminate(
         raise InvalidOptionError(f"by={by!r} compares training targets with references: give them")
     if with_references and len(with_references) != len(sets):
         raise MisalignedInputError("references: give them for every test set or for none")
-    judge = _core.Decontaminator(
-        [x for s in sets for x in s.sources],
-        [r for s in sets for r in s.references],
-        config.gram_settings(),
-        t.numerator,
-        t.denominator,
-        config.worker_threads(),
-    )
+    test_texts = [x for s in sets for x in s.sources]
+    test_references = [r for s in sets for r in s.references]
+    judge = None
+    if index is None:
+        judge = _core.Decontaminator(
+            test_texts,
+            test_references,
+            config.gram_settings(),
+            t.numerator,
+            t.denominator,
+            config.worker_threads(),
+        )
+    else:
+        check_index_settings(index, config)
     corpus = training_corpus(train)
     hasher = None if isinstance(corpus, TrainingStream) else _core.CorpusFingerprint()
     firsts = [0]
@@ -239,7 +252,8 @@ def decontaminate(
     row = 0
     with progress_bar("decontaminating", corpus.known_rows(), show=progress) as advance:
         for sources, targets in read_ahead(corpus.blocks(config.block_rows)):
-            found.add(judge.feed(sources, targets, row))
+            if judge is not None:
+                found.add(judge.feed(sources, targets, row))
             if hasher is not None:
                 hasher.update(sources, targets)
             row += len(sources)
@@ -247,6 +261,11 @@ def decontaminate(
     if not row:
         raise EmptyCorpusError("train: the training corpus is empty")
     fingerprint = corpus.fingerprint if hasher is None else hasher.hexdigest()
+    if index is not None:
+        check_index_corpus(index, fingerprint, row)
+        found.add(
+            index._core.decontaminate(test_texts, test_references, t.numerator, t.denominator)
+        )
     return Decontamination(
         num_rows=row,
         removed=found.removed,
