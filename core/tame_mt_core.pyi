@@ -125,6 +125,13 @@ class TrainingIndex:
     def expose(
         self, sources: list[str], references: list[list[str]], top_k: int = 1
     ) -> dict[str, Any]: ...
+    def decontaminate(
+        self,
+        sources: list[str],
+        references: list[list[str]],
+        threshold_numerator: int,
+        threshold_denominator: int,
+    ) -> dict[str, list[int]]: ...
     def search_volume(self, sources: list[str], references: list[list[str]]) -> tuple[int, int]: ...
     @property
     def rows(self) -> int: ...

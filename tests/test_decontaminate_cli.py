@@ -246,7 +246,9 @@ class StandIn:
         by: str = "any",
         config: RetrievalConfig | TameConfig | None = None,
         progress: bool | None = None,
+        index: Any = None,
     ) -> Result:
+        assert index is None, "a saved index is tested with the real library"
         engine = (config.engine, config.ray_address) if isinstance(config, TameConfig) else None
         self.calls.append(
             {

@@ -25,7 +25,9 @@ pub mod grams;
 pub mod jaccard;
 pub mod normalize;
 pub mod pool;
+pub mod row_match;
 pub mod test_set;
+pub mod threshold;
 
 // The two strategies.
 pub mod indexed;
@@ -41,4 +43,6 @@ pub use grams::GramConfig;
 pub use indexed::TrainingIndex;
 pub use jaccard::{Hit, Score};
 pub use normalize::Normalization;
-pub use streaming::{Decontaminator, StreamingAudit, Threshold};
+pub use row_match::RowMatch;
+pub use streaming::{Decontaminator, StreamingAudit};
+pub use threshold::Threshold;

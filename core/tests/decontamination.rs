@@ -7,7 +7,7 @@ use common::{borrowed, jaccard, never, pairs, text};
 
 use proptest::prelude::*;
 use tame_mt_core::streaming::{Decontaminator, RowMatch, Threshold};
-use tame_mt_core::{GramConfig, Normalization, Score};
+use tame_mt_core::{GramConfig, Normalization, Score, TrainingIndex};
 
 fn reaches(s: Score, t: (u64, u64)) -> bool {
     s.overlap as u128 * t.1 as u128 >= s.union as u128 * t.0 as u128
@@ -104,6 +104,11 @@ fn check(
                 .unwrap(),
         );
     }
+    let index = TrainingIndex::build(cfg.clone(), &ts, &tt, threads, &never).unwrap();
+    let searched = index
+        .decontaminate(&qs, &qr, Threshold::new(t.0, t.1).unwrap(), &never)
+        .unwrap();
+    assert_same_matches(&searched, &found);
     let expected = brute_force(&cfg, train, test, t);
     let mut at = found.iter().peekable();
     for (j, (source, target, pair)) in expected.iter().enumerate() {
@@ -130,6 +135,22 @@ fn check(
         }
     }
     assert!(at.next().is_none(), "rows reported beyond the corpus");
+}
+
+/// The index's rows and matches are the decontaminator's, field by field.
+fn assert_same_matches(index: &[RowMatch], fed: &[RowMatch]) {
+    let key = |m: &RowMatch| {
+        let score = |s: Score| (s.overlap, s.union);
+        (
+            m.row,
+            m.source.map(|x| (x.item, score(x.score))),
+            m.target.map(|x| (x.item, x.reference, score(x.score))),
+            m.pair.map(|x| (x.item, x.reference, score(x.score))),
+        )
+    };
+    let index: Vec<_> = index.iter().map(key).collect();
+    let fed: Vec<_> = fed.iter().map(key).collect();
+    assert_eq!(index, fed, "the index's matches differ from the pass's");
 }
 
 /// Test items of zero to three references each: several test sets are one
@@ -250,4 +271,44 @@ fn thresholds_outside_zero_to_one_are_refused() {
     assert!(Threshold::new(0, 1).is_err());
     assert!(Threshold::new(3, 2).is_err());
     assert!(Threshold::new(1, 0).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn the_index_agrees_at_one_and_without_references(
+        train in pairs(60),
+        test in items(12),
+        pick in (0u64..100, 1u64..13),
+        threads in 1usize..4,
+    ) {
+        check(&train, &test, (1, 1), 7, threads, None);
+        let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
+        let (ts, tt, qs, _) = borrowed(&train, &test);
+        let none: Vec<Vec<&str>> = Vec::new();
+        let t = Threshold::new(1 + pick.0 % pick.1, pick.1).unwrap();
+        let fed = Decontaminator::new(cfg.clone(), &qs, &none, t, threads)
+            .unwrap()
+            .feed(&ts, &tt, 0, &never)
+            .unwrap();
+        let index = TrainingIndex::build(cfg, &ts, &tt, threads, &never).unwrap();
+        assert_same_matches(&index.decontaminate(&qs, &none, t, &never).unwrap(), &fed);
+    }
+}
+
+#[test]
+fn the_index_refuses_misaligned_references_and_stops_when_interrupted() {
+    let cfg = GramConfig::new(&[2, 3], Normalization::default()).unwrap();
+    let index = TrainingIndex::build(cfg, &["abc"], &["xyz"], 1, &never).unwrap();
+    let t = Threshold::new(1, 2).unwrap();
+    let refs = vec![vec!["xyz"]];
+    assert!(index.decontaminate(&["a", "b"], &refs, t, &never).is_err());
+    let stop = || true;
+    assert!(matches!(
+        index.decontaminate(&["abc"], &refs, t, &stop),
+        Err(tame_mt_core::Error::Interrupted)
+    ));
+    let found = index.decontaminate(&["abc"], &refs, t, &never).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].pair.unwrap().item, 0);
 }

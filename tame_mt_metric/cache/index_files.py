@@ -220,7 +220,8 @@ def read_index(folder: Path, config: RetrievalConfig, full: bool = False) -> Tra
     core = _core.TrainingIndex.from_arrays(
         arrays, rows, config.gram_settings(), threads=config.resolved_threads(), full=full
     )
-    return TrainingIndex(core, config)
+    fingerprint = manifest.get("train_fingerprint")
+    return TrainingIndex(core, config, fingerprint if isinstance(fingerprint, str) else None)
 
 
 def open_saved(folder: Path, threads: int | None = None, full: bool = False) -> TrainingIndex:

@@ -15,6 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from tame_mt_metric.cache.corpus_file import open_with_text
 from tame_mt_metric.cli.common import (
     Stages,
     add_train_options,
@@ -189,9 +190,16 @@ def _decontaminate(args: argparse.Namespace) -> int:
         raise InvalidOptionError(f"--by {args.by}: needs references (--ref after each --test-src)")
     with stages.stage("read corpus"):
         train = corpus_from_options(args)
+        index = open_with_text(args.saved_index, config.retrieval) if args.saved_index else None
     with stages.stage("decontaminate"):
         result = library.decontaminate(
-            train, sources, references, threshold=threshold, by=args.by, config=config
+            train,
+            sources,
+            references,
+            threshold=threshold,
+            by=args.by,
+            config=config,
+            index=index,
         )
     summary = result.summary()
     with stages.stage("write outputs"):
@@ -215,6 +223,14 @@ def register(
         "dataset's kept rows are written in its own form, every column.",
     )
     add_train_options(command, index=False)
+    command.add_argument(
+        "--index",
+        dest="saved_index",
+        type=Path,
+        metavar="DIR",
+        help="a saved index of this corpus ('index build --out'), searched instead of judging "
+        "every row; its settings are the default, and it must index this very corpus",
+    )
     tests = command.add_argument_group("test sets")
     tests.add_argument(
         "--test-src",

@@ -13,6 +13,7 @@ from tame_mt_metric.retrieval import decontaminate as local
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.corpus import TrainingStream, training_corpus
 from tame_mt_metric.retrieval.decontaminate import Decontamination, DecontaminationRequest
+from tame_mt_metric.retrieval.exposure import TrainingIndex
 
 __all__ = ["decontaminate"]
 
@@ -26,6 +27,7 @@ def decontaminate(
     by: str = "any",
     config: RetrievalConfig | TameConfig | None = None,
     progress: bool | None = None,
+    index: TrainingIndex | None = None,
 ) -> Decontamination:
     """Every training pair within ``threshold`` of a test item, by the rule ``by``
     (``"source"``, ``"target"``, ``"pair"`` or ``"any"``: source or target).
@@ -35,7 +37,9 @@ def decontaminate(
     similarity settings (a ``RetrievalConfig``), or a ``TameConfig`` whose
     ``engine`` (``"local"`` or ``"ray"``) and ``ray_address`` choose where the
     work runs; the Ray engine takes a corpus it can cut into row ranges (a
-    Dataset, a table, lists, ``TextFiles``), not a stream, and shows no bar."""
+    Dataset, a table, lists, ``TextFiles``), not a stream, and shows no bar.
+    ``index``: a saved index of the corpus, searched in this process (not with
+    the Ray engine)."""
     if not isinstance(config, TameConfig) or config.engine != "ray":
         retrieval = config.retrieval if isinstance(config, TameConfig) else config
         return local.decontaminate(
@@ -46,6 +50,11 @@ def decontaminate(
             by=by,
             config=retrieval,
             progress=progress,
+            index=index,
+        )
+    if index is not None:
+        raise InvalidOptionError(
+            "index: a saved index is searched in this process; use engine='local' with it"
         )
     request = DecontaminationRequest.of(test_sources, references, threshold, by)
     corpus = training_corpus(train)

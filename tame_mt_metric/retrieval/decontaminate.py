@@ -22,7 +22,7 @@ the way; the core judges each row against every test text indexed once.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -42,6 +42,8 @@ from tame_mt_metric.progress import progress as progress_bar
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.config import threshold as read_threshold
 from tame_mt_metric.retrieval.corpus import Block, TrainingStream, read_ahead, training_corpus
+from tame_mt_metric.retrieval.exposure import TrainingIndex
+from tame_mt_metric.retrieval.index_check import check_index_corpus, check_index_settings
 from tame_mt_metric.retrieval.inputs import check_test_size, check_texts, references_per_item
 
 __all__ = [
@@ -231,6 +233,21 @@ class DecontaminationRequest:
             raise MisalignedInputError("references: give them for every test set or for none")
         return cls(sets, t, rule)
 
+    def test_texts(self) -> list[str]:
+        """Every test set's sources, numbered across the sets in order."""
+        return [x for s in self.sets for x in s.sources]
+
+    def test_references(self) -> list[list[str]]:
+        """Each item's references, in the same order (empty without references)."""
+        return [r for s in self.sets for r in s.references]
+
+    def found(self) -> _Found:
+        """An empty collector of the rows this request removes."""
+        firsts = [0]
+        for s in self.sets[:-1]:
+            firsts.append(firsts[-1] + len(s.sources))
+        return _Found(self.by, [s.name for s in self.sets], firsts)
+
     def result(
         self, judged: JudgedRows, fingerprint: str, config: RetrievalConfig
     ) -> Decontamination:
@@ -279,27 +296,19 @@ def judge_rows(
     ``Decontaminator`` (every test text indexed once), the next block read while
     the core works; each block also goes to ``fingerprint`` and ``advance``. The
     one pass of ``decontaminate`` and of each shard of ``scale/``."""
-    sets = request.sets
     judge = _core.Decontaminator(
-        [x for s in sets for x in s.sources],
-        [r for s in sets for r in s.references],
+        request.test_texts(),
+        request.test_references(),
         config.gram_settings(),
         request.threshold.numerator,
         request.threshold.denominator,
         config.worker_threads(),
     )
-    firsts = [0]
-    for s in sets[:-1]:
-        firsts.append(firsts[-1] + len(s.sources))
-    found = _Found(request.by, [s.name for s in sets], firsts)
+    found = request.found()
     row = start
-    for sources, targets in read_ahead(blocks):
+    for sources, targets in _read(blocks, advance, fingerprint):
         found.add(judge.feed(sources, targets, row))
-        if fingerprint is not None:
-            fingerprint.update(sources, targets)
         row += len(sources)
-        if advance is not None:
-            advance(len(sources))
     return JudgedRows(start, row, found.removed, found.rules)
 
 
@@ -312,6 +321,7 @@ def decontaminate(
     by: str = "any",
     config: RetrievalConfig | None = None,
     progress: bool | None = None,
+    index: TrainingIndex | None = None,
 ) -> Decontamination:
     """Every training pair within ``threshold`` of a test item, by the rule ``by``
     (``"source"``, ``"target"``, ``"pair"`` or ``"any"``: source or target).
@@ -321,17 +331,56 @@ def decontaminate(
     blocks of ``config.block_rows``. ``test_sources``: a list of sources, or a
     mapping of test-set names to lists; ``references`` in the same shape (needed by
     ``target``, ``pair`` and the target half of ``any``). ``progress``: show a bar
-    (None: as ``progress.shown()`` decides)."""
+    (None: as ``progress.shown()`` decides). ``index``: a saved index of this
+    corpus (``tame-mt-metric index build``), searched once per test text instead of
+    judging every row; used only when it was built with ``config``'s gram orders and
+    normalisation and names the corpus's fingerprint and row count (read on the way,
+    as without it), else an ``IndexFileError``. The answer is the same."""
     config = config or RetrievalConfig()
     request = DecontaminationRequest.of(test_sources, references, threshold, by)
+    if index is not None:
+        check_index_settings(index, config)
     corpus = training_corpus(train)
     hasher = None if isinstance(corpus, TrainingStream) else _core.CorpusFingerprint()
     with progress_bar("decontaminating", corpus.known_rows(), show=progress) as advance:
-        judged = judge_rows(corpus.blocks(config.block_rows), 0, request, config, advance, hasher)
-    if not judged.stop:
-        raise EmptyCorpusError("train: the training corpus is empty")
+        blocks = corpus.blocks(config.block_rows)
+        if index is None:
+            judged = judge_rows(blocks, 0, request, config, advance, hasher)
+        else:
+            rows = sum(len(sources) for sources, _ in _read(blocks, advance, hasher))
     fingerprint = corpus.fingerprint if hasher is None else hasher.hexdigest()
+    if index is not None:
+        check_index_corpus(index, fingerprint, rows)
+        judged = _searched(index, request, rows)
     return request.result(judged, fingerprint, config)
+
+
+def _read(
+    blocks: Iterable[Block],
+    advance: Callable[[int], None] | None,
+    fingerprint: _core.CorpusFingerprint | None,
+) -> Iterator[Block]:
+    """``blocks``, the next read while the caller works on one; each also goes to
+    ``fingerprint`` and ``advance`` once the caller is done with it."""
+    for sources, targets in read_ahead(blocks):
+        yield sources, targets
+        if fingerprint is not None:
+            fingerprint.update(sources, targets)
+        if advance is not None:
+            advance(len(sources))
+
+
+def _searched(index: TrainingIndex, request: DecontaminationRequest, rows: int) -> JudgedRows:
+    """Rows ``[0, rows)`` judged by searching a saved index of them (proved to be
+    theirs) for every test text."""
+    found = request.found()
+    t = request.threshold
+    found.add(
+        index._core.decontaminate(
+            request.test_texts(), request.test_references(), t.numerator, t.denominator
+        )
+    )
+    return JudgedRows(0, rows, found.removed, found.rules)
 
 
 class _Found:

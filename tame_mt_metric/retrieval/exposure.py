@@ -193,9 +193,17 @@ class TrainingIndex:
     [True]
     """
 
-    def __init__(self, core: _core.TrainingIndex, config: RetrievalConfig) -> None:
+    def __init__(
+        self,
+        core: _core.TrainingIndex,
+        config: RetrievalConfig,
+        train_fingerprint: str | None = None,
+    ) -> None:
         self._core = core
         self.config = config
+        # The fingerprint of the corpus indexed, where known (a saved index's
+        # manifest names it): what proves that the index belongs to a corpus.
+        self.train_fingerprint = train_fingerprint
 
     @classmethod
     def build(

@@ -27,6 +27,7 @@ pub mod packed;
 pub mod postings;
 pub mod search;
 pub mod storage;
+pub mod threshold_search;
 pub mod training_index;
 
 pub use training_index::TrainingIndex;

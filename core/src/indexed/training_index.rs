@@ -38,7 +38,7 @@ pub(crate) struct Side {
 }
 
 impl Side {
-    fn query(&self, grams: &[Gram]) -> Query {
+    pub(crate) fn query(&self, grams: &[Gram]) -> Query {
         Query {
             size: grams.len() as u32,
             grams: grams

@@ -9,8 +9,7 @@ use super::errors::to_py;
 use super::interrupted;
 use super::settings::PyGramSettings;
 use super::texts::{TestTexts, Texts};
-use crate::streaming::RowMatch;
-use crate::{Decontaminator, Threshold};
+use crate::{Decontaminator, RowMatch, Threshold};
 
 /// Every test set's items (in order) indexed once; `feed` answers a block.
 #[pyclass(name = "Decontaminator", module = "tame_mt_core", frozen)]
@@ -70,7 +69,12 @@ impl PyDecontaminator {
     }
 }
 
-fn matches_to_dict<'py>(py: Python<'py>, found: &[RowMatch]) -> PyResult<Bound<'py, PyDict>> {
+/// Rows' matches as the columns `feed` answers with (shared by the index's
+/// `decontaminate`).
+pub(super) fn matches_to_dict<'py>(
+    py: Python<'py>,
+    found: &[RowMatch],
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let column = |f: &dyn Fn(&RowMatch) -> Option<i64>| -> Vec<i64> {
         found.iter().map(|m| f(m).unwrap_or(-1)).collect()

@@ -10,6 +10,7 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::decontamination::matches_to_dict;
 use super::errors::to_py;
 use super::exposures::exposures_to_dict;
 use super::interrupted;
@@ -18,7 +19,7 @@ use super::texts::{TestTexts, TrainingSide};
 use crate::error::invalid;
 use crate::indexed::index_file::{checksum, RawArray};
 use crate::test_set::check_aligned;
-use crate::TrainingIndex;
+use crate::{Threshold, TrainingIndex};
 
 /// A reusable index of a training corpus.
 #[pyclass(name = "TrainingIndex", module = "tame_mt_core")]
@@ -75,6 +76,27 @@ impl PyTrainingIndex {
             .detach(|| inner.expose(&sources, &references, top_k, &interrupted))
             .map_err(to_py)?;
         exposures_to_dict(py, &found)
+    }
+
+    /// The training rows within the threshold of a test text on some side, as
+    /// the columns `Decontaminator.feed` answers with for the whole corpus.
+    fn decontaminate<'py>(
+        &self,
+        py: Python<'py>,
+        sources: Bound<'py, PyAny>,
+        references: Bound<'py, PyAny>,
+        threshold_numerator: u64,
+        threshold_denominator: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let threshold =
+            Threshold::new(threshold_numerator, threshold_denominator).map_err(to_py)?;
+        let test = TestTexts::new(&sources, &references)?;
+        let (sources, references) = test.strs();
+        let inner = &self.inner;
+        let found = py
+            .detach(|| inner.decontaminate(&sources, &references, threshold, &interrupted))
+            .map_err(to_py)?;
+        matches_to_dict(py, &found)
     }
 
     /// `(query_postings, index_postings)`: the posting entries a search of

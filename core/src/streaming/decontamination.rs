@@ -3,7 +3,6 @@
 //! in blocks; each row answers on its own with its best matches at or above
 //! the threshold, so rows run in parallel and the answer is order-free.
 
-use std::cmp::Ordering;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -11,44 +10,18 @@ use rayon::ThreadPool;
 
 use crate::error::{invalid, Error, Result};
 use crate::grams::GramConfig;
-use crate::jaccard::{min_score, Score};
+use crate::jaccard::Score;
 use crate::pool::pool;
+use crate::row_match::RowMatch;
 use crate::test_set::check_aligned;
+use crate::threshold::Threshold;
 
-use super::threshold_join::{JoinScratch, TextIndex, Threshold};
+use super::threshold_join::{JoinScratch, TextIndex};
 use super::training_rows::Reader;
 use super::vocabulary::Text;
 
 /// Rows answered between two polls for interruption.
 const ROWS_PER_POLL: usize = 16_384;
-
-/// A test item's source reached by a training source.
-#[derive(Debug, Clone, Copy)]
-pub struct SourceMatch {
-    pub item: u32,
-    pub score: Score,
-}
-
-/// A test item reached through one of its references (`reference`, its
-/// index among the item's references).
-#[derive(Debug, Clone, Copy)]
-pub struct TargetMatch {
-    pub item: u32,
-    pub reference: u32,
-    pub score: Score,
-}
-
-/// One training row's best matches at or above the threshold, on each side:
-/// the highest score, ties to the lower item (then the lower reference).
-/// `pair` is the best `min(source, best reference's target)` over the items
-/// where both reach the threshold, its reference the item's best.
-#[derive(Debug, Clone, Copy)]
-pub struct RowMatch {
-    pub row: u64,
-    pub source: Option<SourceMatch>,
-    pub target: Option<TargetMatch>,
-    pub pair: Option<TargetMatch>,
-}
 
 /// Test sets against which training pairs are judged, one row at a time.
 #[derive(Debug, Clone)]
@@ -73,15 +46,6 @@ struct Scratch {
     target_join: JoinScratch,
     source_found: Vec<(u32, Score)>,
     target_found: Vec<(u32, Score)>,
-}
-
-/// `a` is better than `b`: a higher score, or an equal one at a lower key.
-fn better<K: Ord>(a: (Score, K), b: (Score, K)) -> bool {
-    match a.0.cmp_exact(b.0) {
-        Ordering::Greater => true,
-        Ordering::Less => false,
-        Ordering::Equal => a.1 < b.1,
-    }
 }
 
 impl Decontaminator {
@@ -238,74 +202,11 @@ impl Decontaminator {
                 &mut scratch.target_found,
             );
         }
-        if scratch.source_found.is_empty() && scratch.target_found.is_empty() {
-            return None;
-        }
-        let source = scratch
-            .source_found
-            .iter()
-            .copied()
-            .reduce(|a, b| if better((b.1, b.0), (a.1, a.0)) { b } else { a })
-            .map(|(item, score)| SourceMatch { item, score });
-        let target = scratch
-            .target_found
-            .iter()
-            .copied()
-            .reduce(|a, b| if better((b.1, b.0), (a.1, a.0)) { b } else { a })
-            .map(|(x, score)| self.target_match(x, score));
-        let pair = self.pair(&mut scratch.source_found, &mut scratch.target_found);
-        Some(RowMatch {
+        RowMatch::reduce(
             row,
-            source,
-            target,
-            pair,
-        })
-    }
-
-    fn target_match(&self, text: u32, score: Score) -> TargetMatch {
-        let (item, reference) = self.reference_of[text as usize];
-        TargetMatch {
-            item,
-            reference,
-            score,
-        }
-    }
-
-    /// The best `min(source, the item's best target)` over the items found
-    /// on both sides.
-    fn pair(
-        &self,
-        sources: &mut [(u32, Score)],
-        targets: &mut [(u32, Score)],
-    ) -> Option<TargetMatch> {
-        if sources.is_empty() || targets.is_empty() {
-            return None;
-        }
-        sources.sort_unstable_by_key(|&(item, _)| item);
-        // Reference texts are numbered by (item, reference).
-        targets.sort_unstable_by_key(|&(x, _)| x);
-        let mut best: Option<TargetMatch> = None;
-        let mut k = 0;
-        for &(item, source_score) in sources.iter() {
-            while k < targets.len() && self.reference_of[targets[k].0 as usize].0 < item {
-                k += 1;
-            }
-            let mut item_best: Option<TargetMatch> = None;
-            while k < targets.len() && self.reference_of[targets[k].0 as usize].0 == item {
-                let m = self.target_match(targets[k].0, targets[k].1);
-                if item_best.is_none_or(|b| m.score.cmp_exact(b.score).is_gt()) {
-                    item_best = Some(m);
-                }
-                k += 1;
-            }
-            if let Some(m) = item_best {
-                let score = min_score(source_score, m.score);
-                let candidate = TargetMatch { score, ..m };
-                if best.is_none_or(|b| better((score, item), (b.score, b.item))) {
-                    best = Some(candidate);
-                }
-            }
-        }
-        best
+            &mut scratch.source_found,
+            &mut scratch.target_found,
+            &self.reference_of,
+        )
     }
 }

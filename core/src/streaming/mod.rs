@@ -54,6 +54,7 @@ mod threshold_join;
 mod training_rows;
 mod vocabulary;
 
+pub use crate::row_match::{RowMatch, SourceMatch, TargetMatch};
+pub use crate::threshold::Threshold;
 pub use audit::StreamingAudit;
-pub use decontamination::{Decontaminator, RowMatch, SourceMatch, TargetMatch};
-pub use threshold_join::Threshold;
+pub use decontamination::Decontaminator;

@@ -28,9 +28,9 @@
 //! grams), which wins where a low threshold lets a row reach many texts.
 //! Both count the same overlaps.
 
-use crate::error::{invalid, Result};
 use crate::grams::Gram;
 use crate::jaccard::Score;
+use crate::threshold::Threshold;
 
 use super::fetch::prefetch;
 use super::overlaps::{OverlapCounter, OverlapScratch, MOST_GRAMS};
@@ -78,71 +78,6 @@ pub(crate) struct JoinScratch {
     overlaps: OverlapScratch,
 }
 
-/// A similarity threshold `numerator / denominator` in (0, 1], every
-/// decision on integers.
-#[derive(Debug, Clone, Copy)]
-pub struct Threshold {
-    numerator: u64,
-    denominator: u64,
-}
-
-impl Threshold {
-    pub fn new(numerator: u64, denominator: u64) -> Result<Threshold> {
-        if numerator == 0 || denominator == 0 || numerator > denominator {
-            return Err(invalid(
-                "threshold",
-                format!("must lie in (0, 1], got {numerator}/{denominator}"),
-            ));
-        }
-        Ok(Threshold {
-            numerator,
-            denominator,
-        })
-    }
-
-    /// `s >= t`, as `overlap * denominator >= union * numerator`.
-    pub fn admits(&self, s: Score) -> bool {
-        s.overlap as u128 * self.denominator as u128 >= s.union as u128 * self.numerator as u128
-    }
-
-    /// `ceil(t * size)`: the overlap a text of `size` grams needs with any
-    /// text to reach `t`.
-    fn least_overlap(&self, size: u32) -> u32 {
-        let (n, d) = (self.numerator as u128, self.denominator as u128);
-        ((n * size as u128).div_ceil(d)) as u32
-    }
-
-    /// `|x| - ceil(t * |x|) + 1`: how many of a text's grams, first in the
-    /// global order, must hold a gram it shares with any text it reaches.
-    fn prefix_len(&self, size: u32) -> u32 {
-        size - self.least_overlap(size) + 1
-    }
-
-    /// A test text's prefix (its ids sorted, all in the vocabulary): its
-    /// rarest grams, the highest ids; empty for an empty text.
-    fn prefix<'a>(&self, x: &'a Text) -> &'a [u32] {
-        if x.size == 0 {
-            return &[];
-        }
-        &x.ids[x.ids.len() - self.prefix_len(x.size) as usize..]
-    }
-
-    /// The least overlap with which texts of sizes `a` and `b` reach `t`:
-    /// `o / (a + b - o) >= t` exactly when `o * (n + d) >= n * (a + b)`.
-    fn least_shared(&self, a: u32, b: u32) -> u32 {
-        let (n, d) = (self.numerator as u128, self.denominator as u128);
-        (n * (a as u128 + b as u128)).div_ceil(n + d) as u32
-    }
-
-    /// The sizes `b` that can reach `t` with a text of `a` grams:
-    /// `t * a <= b <= a / t`, as `(ceil(t * a), floor(a / t))`.
-    fn size_range(&self, a: u32) -> (u32, u32) {
-        let (n, d) = (self.numerator as u128, self.denominator as u128);
-        let most = (d * a as u128 / n).min(u32::MAX as u128) as u32;
-        (self.least_overlap(a), most)
-    }
-}
-
 /// The test texts of one side, in the ids of their vocabulary (most frequent
 /// grams the lowest ids), with the texts holding each gram in their prefix
 /// for the threshold.
@@ -166,7 +101,7 @@ impl TextIndex {
         let texts: Vec<Text> = sets.iter().map(|s| sorted(text(&vocab, s))).collect();
         let mut starts = vec![0u32; vocab.len() + 1];
         for x in &texts {
-            for &g in t.prefix(x) {
+            for &g in prefix(t, x) {
                 starts[g as usize + 1] += 1;
             }
         }
@@ -184,11 +119,11 @@ impl TextIndex {
         by_size.sort_by_key(|&x| (texts[x as usize].size, x));
         for x in by_size {
             let size = texts[x as usize].size;
-            let prefix = t.prefix(&texts[x as usize]);
+            let head = prefix(t, &texts[x as usize]);
             // The prefix's ids increase: its k-th is followed in the text's
             // order (rarest first) by its `k` lower ids and the rest.
-            let rest = size - prefix.len() as u32;
-            for (k, &g) in prefix.iter().enumerate() {
+            let rest = size - head.len() as u32;
+            for (k, &g) in head.iter().enumerate() {
                 postings[next[g as usize] as usize] = Entry {
                     text: x,
                     size,
@@ -280,7 +215,7 @@ impl TextIndex {
             *stamp = 1;
         }
         candidates.clear();
-        let (least, most) = t.size_range(row.size);
+        let (least, most) = t.size_window(row.size);
         let prefix = &row.ids[cut..];
         for (k, &g) in prefix.iter().rev().enumerate() {
             // The lists of later grams are fetched while this one is read:
@@ -299,9 +234,9 @@ impl TextIndex {
             let after_row = row.size - (unknown + k as u32) - 1;
             let list = &self.postings[self.starts[g as usize] as usize..]
                 [..(self.starts[g as usize + 1] - self.starts[g as usize]) as usize];
-            let first = list.partition_point(|e| e.size < least);
+            let first = list.partition_point(|e| (e.size as u64) < least);
             for e in &list[first..] {
-                if e.size > most {
+                if e.size as u64 > most {
                     break;
                 }
                 let m = &mut met[e.text as usize];
@@ -372,6 +307,15 @@ impl TextIndex {
         let words = row.ids.len() as u64 * texts.div_ceil(64);
         COUNTER_WORD_NS * words + COUNTER_TEXT_NS * texts < LOOKUP_NS * lookups
     }
+}
+
+/// A test text's prefix for `t` (its ids sorted, all in the vocabulary): its
+/// rarest grams, the highest ids; empty for an empty text.
+fn prefix<'a>(t: &Threshold, x: &'a Text) -> &'a [u32] {
+    if x.size == 0 {
+        return &[];
+    }
+    &x.ids[x.ids.len() - t.prefix_len(x.size) as usize..]
 }
 
 /// How many of `ids` the row `holds`, or some count below `need` as soon as
