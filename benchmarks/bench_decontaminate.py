@@ -7,6 +7,10 @@ before and after:
   the command as users run it, writing the kept files and the removed rows;
   its answer (the removed rows' ``train_index``) is the truth the others are
   scored against;
+- ``indexed``: the same command given a saved index of the corpus
+  (``--index``; built once by ``tame-mt-metric index build`` before the rounds,
+  its build measured and printed apart), which searches the index for each
+  test text instead of judging every row (same answer);
 - ``audit``: a fresh ``tame-mt-metric audit`` of the same corpus and test set
   (the target: ``tame`` within 1.5x of it);
 - ``minhash``: datasketch's MinHash LSH (128 permutations) at the same
@@ -31,7 +35,7 @@ counted against ``tame``'s rows. ``pair`` is ``tame``'s alone.
 
 ``run`` reads ``DIR/train.src``, ``train.tgt``, ``test.src`` and ``test.ref``
 (what ``synthetic.py`` and ``real_corpus.py`` write); ``--methods`` chooses
-among ``tame,audit,minhash,ngram13``. ``smoke`` runs every method once on a
+among ``tame,indexed,audit,minhash,ngram13``. ``smoke`` runs every method once on a
 small synthetic corpus in a temporary folder (a few seconds). Needs
 ``datasketch`` (``pip install datasketch``) for ``minhash``.
 """
@@ -53,7 +57,7 @@ from typing import Any
 
 from bench_retrieval import measure
 
-METHODS = ("tame", "audit", "minhash", "ngram13")
+METHODS = ("tame", "indexed", "audit", "minhash", "ngram13")
 ORDERS = (3, 4, 5)
 NUM_PERM = 128
 WORDS = 13
@@ -139,16 +143,23 @@ def child(method: str, folder: Path, result: Path, threshold: Fraction, by: str)
 # The parent: fresh processes, alternating ----------------------------------------
 
 
-def _command(method: str, folder: Path, work: Path, threshold: str, by: str) -> list[str]:
-    train = ["--train-src", str(folder / "train.src"), "--train-tgt", str(folder / "train.tgt")]
+def _train(folder: Path) -> list[str]:
+    return ["--train-src", str(folder / "train.src"), "--train-tgt", str(folder / "train.tgt")]
+
+
+def _command(
+    method: str, folder: Path, work: Path, threshold: str, by: str, index: Path | None
+) -> list[str]:
+    train = _train(folder)
     test = ["--test-src", str(folder / "test.src"), "--ref", str(folder / "test.ref")]
     if method == "audit":
         return [sys.executable, "-m", "tame_mt_metric", "audit", *train, *test, "--quiet"]
-    if method == "tame":
+    if method in ("tame", "indexed"):
         outputs = ["--out-src", str(work / "kept.src"), "--out-tgt", str(work / "kept.tgt")]
         outputs += ["--removed-out", str(work / "removed.jsonl")]
+        saved = ["--index", str(index)] if method == "indexed" and index else []
         return [
-            *(sys.executable, "-m", "tame_mt_metric", "decontaminate", *train, *test),
+            *(sys.executable, "-m", "tame_mt_metric", "decontaminate", *train, *saved, *test),
             *("--threshold", threshold, "--by", by, *outputs, "--quiet"),
         ]
     here = str(Path(__file__).resolve())
@@ -160,20 +171,42 @@ def _answer(method: str, work: Path) -> dict[str, Any]:
     """The rows a method removed: the command's removed rows, a child's result."""
     if method == "audit":
         return {}
-    if method == "tame":
+    if method in ("tame", "indexed"):
         with open(work / "removed.jsonl", encoding="utf-8") as f:
             return {"removed": [json.loads(line)["train_index"] for line in f]}
     return dict(json.loads((work / "result.json").read_text(encoding="utf-8")))
 
 
-def _run(method: str, folder: Path, threshold: str, by: str, threads: int | None) -> dict[str, Any]:
+def _env(work: Path, threads: int | None) -> dict[str, str]:
+    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "TAME_MT_PROGRESS": "0"}
+    env["TAME_MT_CACHE"] = str(work / "cache")
+    if threads:
+        env["TAME_MT_THREADS"] = str(threads)
+    return env
+
+
+def _build_index(folder: Path, out: Path, threads: int | None) -> None:
+    """The saved index ``indexed`` searches, built once before the rounds (not
+    counted in its times), its build measured and printed."""
+    cmd = [sys.executable, "-m", "tame_mt_metric", "index", "build", *_train(folder)]
+    cmd += ["--out", str(out / "index"), "--quiet"]
+    measured = measure(cmd, out / "build.log", timeout=7200, env=_env(out, threads))
+    if measured["rc"] != 0:
+        raise SystemExit(f"index build failed: {(out / 'build.log').read_text()[-2000:]}")
+    print(
+        f"index build (once, for indexed): wall {measured['wall_s']:.2f} s  "
+        f"cpu {measured['cpu_s']:.2f} s  peak {measured['peak_rss_mb']:.0f} MB",
+        flush=True,
+    )
+
+
+def _run(
+    method: str, folder: Path, threshold: str, by: str, threads: int | None, index: Path | None
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-decontaminate-") as tmp:
         work = Path(tmp)
-        env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "TAME_MT_PROGRESS": "0"}
-        env["TAME_MT_CACHE"] = str(work / "cache")
-        if threads:
-            env["TAME_MT_THREADS"] = str(threads)
-        cmd = _command(method, folder, work, threshold, by)
+        env = _env(work, threads)
+        cmd = _command(method, folder, work, threshold, by, index)
         measured = measure(cmd, work / "output.log", timeout=7200, env=env)
         output = (work / "output.log").read_text(encoding="utf-8", errors="replace")
         if measured["rc"] != 0:
@@ -202,16 +235,21 @@ def run(
     )
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     runs = []
-    for r in range(repeat):
-        order = methods if r % 2 == 0 else methods[::-1]  # A B C, then C B A
-        for method in order:
-            found = _run(method, folder, threshold, by, threads)
-            runs.append(found)
-            print(
-                f"  run {r + 1} {method:<8} wall {found['wall_s']:8.2f} s  "
-                f"cpu {found['cpu_s']:8.2f} s  peak {found['peak_mb']:7.0f} MB",
-                flush=True,
-            )
+    with tempfile.TemporaryDirectory(prefix="bench-decontaminate-index-") as saved:
+        index = None
+        if "indexed" in methods:
+            _build_index(folder, Path(saved), threads)
+            index = Path(saved) / "index"
+        for r in range(repeat):
+            order = methods if r % 2 == 0 else methods[::-1]  # A B C, then C B A
+            for method in order:
+                found = _run(method, folder, threshold, by, threads, index)
+                runs.append(found)
+                print(
+                    f"  run {r + 1} {method:<8} wall {found['wall_s']:8.2f} s  "
+                    f"cpu {found['cpu_s']:8.2f} s  peak {found['peak_mb']:7.0f} MB",
+                    flush=True,
+                )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     _table(methods, runs)
     return runs
