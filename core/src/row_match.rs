@@ -5,7 +5,29 @@
 
 use std::cmp::Ordering;
 
+use crate::error::{invalid, Error, Result};
 use crate::jaccard::{min_score, Score};
+
+/// The (item, index among its references) of each reference text, in
+/// order, for `items` test items whose references are `references[i]` (any
+/// number; `references` empty when no item has any).
+pub(crate) fn reference_numbers<S>(items: usize, references: &[Vec<S>]) -> Result<Vec<(u32, u32)>> {
+    if !references.is_empty() && references.len() != items {
+        return Err(Error::Misaligned {
+            what: "references vs sources".into(),
+            left: references.len(),
+            right: items,
+        });
+    }
+    if items >= u32::MAX as usize {
+        return Err(invalid("test_sources", "too many test items"));
+    }
+    Ok(references
+        .iter()
+        .enumerate()
+        .flat_map(|(i, refs)| (0..refs.len() as u32).map(move |k| (i as u32, k)))
+        .collect())
+}
 
 /// A test item's source reached by a training source.
 #[derive(Debug, Clone, Copy)]

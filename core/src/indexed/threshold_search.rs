@@ -16,10 +16,10 @@
 
 use rayon::prelude::*;
 
-use crate::error::{invalid, Error, Result};
+use crate::error::{Error, Result};
 use crate::grams::Gram;
 use crate::jaccard::Score;
-use crate::row_match::RowMatch;
+use crate::row_match::{reference_numbers, RowMatch};
 use crate::threshold::Threshold;
 
 use super::training_index::{Side, TrainingIndex};
@@ -134,21 +134,7 @@ impl TrainingIndex {
         threshold: Threshold,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<Vec<RowMatch>> {
-        if !references.is_empty() && references.len() != sources.len() {
-            return Err(Error::Misaligned {
-                what: "references vs sources".into(),
-                left: references.len(),
-                right: sources.len(),
-            });
-        }
-        if sources.len() >= u32::MAX as usize {
-            return Err(invalid("test_sources", "too many test items"));
-        }
-        let reference_of: Vec<(u32, u32)> = references
-            .iter()
-            .enumerate()
-            .flat_map(|(i, refs)| (0..refs.len() as u32).map(move |k| (i as u32, k)))
-            .collect();
+        let reference_of = reference_numbers(sources.len(), references)?;
         let reference_texts: Vec<&str> = references
             .iter()
             .flat_map(|refs| refs.iter().map(|r| r.as_ref()))

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 
-use crate::error::{invalid, Error, Result};
+use crate::error::{Error, Result};
 use crate::grams::GramConfig;
 use crate::jaccard::Score;
 use crate::pool::pool;
-use crate::row_match::RowMatch;
+use crate::row_match::{reference_numbers, RowMatch};
 use crate::test_set::check_aligned;
 use crate::threshold::Threshold;
 
@@ -58,22 +58,8 @@ impl Decontaminator {
         threshold: Threshold,
         threads: usize,
     ) -> Result<Decontaminator> {
-        if !references.is_empty() && references.len() != sources.len() {
-            return Err(Error::Misaligned {
-                what: "references vs sources".into(),
-                left: references.len(),
-                right: sources.len(),
-            });
-        }
-        if sources.len() >= u32::MAX as usize {
-            return Err(invalid("test_sources", "too many test items"));
-        }
+        let reference_of = reference_numbers(sources.len(), references)?;
         let pool = pool(threads)?;
-        let reference_of: Vec<(u32, u32)> = references
-            .iter()
-            .enumerate()
-            .flat_map(|(i, refs)| (0..refs.len() as u32).map(move |k| (i as u32, k)))
-            .collect();
         let (sources, references) = pool.install(|| {
             let source_sets: Vec<_> = sources
                 .par_iter()
