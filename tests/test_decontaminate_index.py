@@ -164,7 +164,8 @@ def test_the_command_with_index_writes_what_it_writes_without(
 
     src, tgt, folder = saved
     outputs = {}
-    for name, extra in (("pass", []), ("index", ["--index", folder])):
+    runs: list[tuple[str, list[str | Path]]] = [("pass", []), ("index", ["--index", folder])]
+    for name, extra in runs:
         out = tmp_path / name
         assert main(_command(src, tgt, out, *extra)) == 0
         outputs[name] = {p.name: p.read_bytes() for p in sorted(out.iterdir())}

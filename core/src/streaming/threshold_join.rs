@@ -171,9 +171,10 @@ impl TextIndex {
     /// which this reorders; its size counting the grams outside the
     /// vocabulary; `holds`: its ids marked), as (text, score) in no order.
     /// Only the row's prefix is sorted: a text that passes the probe has its
-    /// overlap counted by looking its ids up in `holds`. `counting`: count every text's overlap (`Some(true)`, where
-    /// the texts fit the counter), look up each candidate's (`Some(false)`), or
-    /// whichever the cost model expects to be cheaper (`None`).
+    /// overlap counted by looking its ids up in `holds`. `counting`: count
+    /// every text's overlap (`Some(true)`, where the texts fit the counter),
+    /// look up each candidate's (`Some(false)`), or whichever the cost model
+    /// expects to be cheaper (`None`).
     pub(crate) fn matches(
         &self,
         row: &mut Text,
@@ -217,18 +218,16 @@ impl TextIndex {
         candidates.clear();
         let (least, most) = t.size_window(row.size);
         let prefix = &row.ids[cut..];
+        // The gram probed `d` after the `k`-th (rarest first), if any.
+        let later = |k: usize, d: usize| prefix.len().checked_sub(k + 1 + d).map(|i| prefix[i]);
         for (k, &g) in prefix.iter().rev().enumerate() {
             // The lists of later grams are fetched while this one is read:
             // first where a list starts, then (once that is at hand) its
             // first entries.
-            if let Some(&ahead) = prefix
-                .len()
-                .checked_sub(k + 1 + 2 * AHEAD)
-                .map(|i| &prefix[i])
-            {
+            if let Some(ahead) = later(k, 2 * AHEAD) {
                 prefetch(&self.starts, ahead as usize);
             }
-            if let Some(&ahead) = prefix.len().checked_sub(k + 1 + AHEAD).map(|i| &prefix[i]) {
+            if let Some(ahead) = later(k, AHEAD) {
                 prefetch(&self.postings, self.starts[ahead as usize] as usize);
             }
             let after_row = row.size - (unknown + k as u32) - 1;
@@ -286,13 +285,10 @@ impl TextIndex {
                 candidates
                     .iter()
                     .map(|&x| {
-                        let need = met[x as usize].need;
+                        let ids = &self.texts[x as usize].ids;
                         (
                             x,
-                            score(
-                                x,
-                                overlap_reaching(&self.texts[x as usize].ids, holds, need),
-                            ),
+                            score(x, overlap_reaching(ids, holds, met[x as usize].need)),
                         )
                     })
                     .filter(|&(_, s)| t.admits(s)),
