@@ -223,7 +223,7 @@ def register(
         "dataset's kept rows are written in its own form, every column.",
     )
     add_train_options(command, index=False)
-    command.add_argument(
+    command.add_argument_group("a saved index of the corpus (optional)").add_argument(
         "--index",
         dest="saved_index",
         type=Path,
