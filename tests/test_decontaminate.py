@@ -82,18 +82,26 @@ def _references(items: Pairs, train: Pairs, count: int) -> list[list[str]]:
     return refs
 
 
-@given(cases())
-def test_core_equals_brute_force(
-    case: tuple[Pairs, dict[str, Pairs], int, Fraction, str, RetrievalConfig],
-) -> None:
-    """Every rule, thresholds that some pair reaches exactly, several test sets and
-    references, any block size: the same rows removed, for the same reasons."""
-    train, sets, ref_count, threshold, by, config = case
+Case = tuple[Pairs, dict[str, Pairs], int, Fraction, str, RetrievalConfig]
+
+
+def case_test_sets(case: Case) -> tuple[dict[str, list[str]], dict[str, list[list[str]]] | None]:
+    """A case's test sets: sources by name, and references (at least one per item
+    where the rule reads them) or None."""
+    train, sets, ref_count, _, by, _ = case
     if by in ("target", "pair"):
         ref_count = max(ref_count, 1)
     sources = {name: [x for x, _ in items] for name, items in sets.items()}
     refs = {name: _references(items, train, ref_count) for name, items in sets.items()}
-    references = refs if ref_count else None
+    return sources, refs if ref_count else None
+
+
+@given(cases())
+def test_core_equals_brute_force(case: Case) -> None:
+    """Every rule, thresholds that some pair reaches exactly, several test sets and
+    references, any block size: the same rows removed, for the same reasons."""
+    train, _, _, threshold, by, config = case
+    sources, references = case_test_sets(case)
     result = decontaminate(
         {"source": [u for u, _ in train], "target": [v for _, v in train]},
         sources,

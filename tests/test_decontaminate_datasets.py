@@ -23,16 +23,10 @@ from tame_mt_metric.cli.decontaminate_files import write_outputs
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.retrieval import decontaminate as library
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
+from tests.test_decontaminate_cli import TEST_REFS, TEST_SOURCES, TRAIN
 
-TEST_SOURCES = ["the cat sat on the mat", "a storm is coming over the hills"]
-TEST_REFS = ["le chat est assis sur le tapis", "une tempete arrive sur les collines"]
 PAIRS = [
-    ("the cat sat on the mat", "un chat sur un tapis"),  # the source, exactly
-    ("rivers run to the sea", "les rivieres courent a la mer"),
-    ("storms come over hills", "une tempete arrive sur les collines"),  # the reference
-    ("the cat sat on a mat!", "le chat"),  # near the source
-    ("nothing alike here", "rien de pareil"),
-    ("a storm is coming over hills", "une tempete arrive sur des collines"),  # both sides
+    *TRAIN,
     ("birds sing at dawn", "les oiseaux chantent a l'aube"),
     ("the cat sat on the mat", "le chat est assis sur le tapis"),  # a second exact leak
     ("bread and butter", "du pain et du beurre"),

@@ -17,7 +17,7 @@ from tame_mt_metric.cache.corpus_file import open_with_text
 from tame_mt_metric.retrieval.decontaminate import RULES, evaluation_sets
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 from tame_mt_metric.retrieval.reference import brute_force_decontaminate
-from tests.test_decontaminate import Pairs, _flores, _planted_corpus, _references, cases
+from tests.test_decontaminate import Case, _flores, _planted_corpus, case_test_sets, cases
 
 
 def _index_of(sources: list[str], targets: list[str], config: RetrievalConfig) -> TrainingIndex:
@@ -31,17 +31,11 @@ def _index_of(sources: list[str], targets: list[str], config: RetrievalConfig) -
 
 @settings(max_examples=150)
 @given(cases())
-def test_the_index_answers_as_the_pass(
-    case: tuple[Pairs, dict[str, Pairs], int, Fraction, str, RetrievalConfig],
-) -> None:
+def test_the_index_answers_as_the_pass(case: Case) -> None:
     """Every rule, threshold (1 included), several test sets and references, any
     settings: the index's answer is the pass's, field for field."""
-    train, sets, ref_count, threshold, by, config = case
-    if by in ("target", "pair"):
-        ref_count = max(ref_count, 1)
-    sources = {name: [x for x, _ in items] for name, items in sets.items()}
-    refs = {name: _references(items, train, ref_count) for name, items in sets.items()}
-    references = refs if ref_count else None
+    train, _, _, threshold, by, config = case
+    sources, references = case_test_sets(case)
     corpus = {"source": [u for u, _ in train], "target": [v for _, v in train]}
     index = _index_of(corpus["source"], corpus["target"], config)
 
