@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 __all__ = [
     "CacheWarning",
     "CoreImportError",
+    "DiskFullError",
     "EmptyCorpusError",
     "EmptyTestSetError",
     "IndexFileError",
@@ -23,6 +24,8 @@ __all__ = [
     "MisalignedInputError",
     "MissingColumnError",
     "MissingModelError",
+    "OutputExistsError",
+    "OutputPathError",
     "SegmentFileError",
     "SpecialFileError",
     "TameError",
@@ -82,6 +85,26 @@ del _made_by_core
 class CoreImportError(TameError, ImportError):
     """The compiled core (the ``tame-mt-core`` distribution) is not installed, or
     is of another version than this package needs."""
+
+
+class OutputPathError(InvalidOptionError):
+    """An output path names what the same command reads (a file, after symlinks,
+    ``..`` and hard links; or a file inside a folder it reads: a saved index, a
+    dataset, the cache), a folder holding an input, or another output of the
+    command. Refused before any work, so nothing is written; the message names
+    both options and the path."""
+
+
+class DiskFullError(TameError, OSError):
+    """An output or cache entry could not be written whole: its folder's device
+    is full (or the write passed a quota or file size limit). The message names
+    the folder; the temporary copy is removed, so nothing half-written stays."""
+
+
+class OutputExistsError(TameError, FileExistsError):
+    """A folder was to be renamed into place whole, but another process wrote
+    that folder first (two ``index build --out DIR`` at once): that folder is
+    left as its writer made it, and this process's copy is removed."""
 
 
 class InputTooLargeError(TameError, ValueError):

@@ -7,38 +7,55 @@ Writing: ``atomic_path`` gives a temporary name unique to the process and the
 thread, beside the destination; the content is flushed to disk and renamed
 into place, then the folder itself is flushed, so a reader (or a crash) sees
 the old file or the whole new one, never a part; ``atomic_folder`` does the
-same for a new folder, renamed into place whole.
+same for a new folder, renamed into place whole; a folder another process
+renamed into place first is an ``OutputExistsError``.
+Outputs against inputs: ``refuse_overwrites`` is the one rule that keeps a
+command from writing over what it reads (``cli/path_options.py`` applies it
+to every command, from the roles its options declare).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-from tame_mt_metric.errors import InputTooLargeError, InvalidOptionError, SpecialFileError
+from tame_mt_metric.errors import (
+    DiskFullError,
+    InputTooLargeError,
+    InvalidOptionError,
+    OutputExistsError,
+    OutputPathError,
+    SpecialFileError,
+)
 
 __all__ = [
     "LINE_LIMIT_ENV",
     "MAX_SMALL_FILE",
+    "NamedPath",
     "atomic_folder",
     "atomic_path",
+    "disk_full_named",
     "fsync_file",
     "fsync_folder",
     "limit_of",
     "line_limit",
     "line_too_long",
     "read_small",
+    "refuse_overwrites",
     "regular_file",
+    "rename_folder",
     "temporary_name",
     "write_arrow",
 ]
@@ -147,16 +164,40 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+# The errors of a write that found no room: a full device, a quota, a file
+# size limit.
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+@contextmanager
+def disk_full_named(path: Path) -> Iterator[None]:
+    """A write of ``path`` that finds its device full is a ``DiskFullError``
+    naming the folder (an ``OSError`` names, at best, a temporary file)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _NO_ROOM or isinstance(exc, DiskFullError):
+            raise
+        full = DiskFullError(
+            f"{path.parent}: no space left to write {path.name} ({os.strerror(exc.errno)}); "
+            "nothing half-written was left there"
+        )
+        full.errno = exc.errno
+        raise full from exc
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """A temporary path to write ``path``'s content to; when the block ends, the
-    content is flushed and renamed into place. On an error nothing is left."""
+    content is flushed and renamed into place. On an error nothing is left (a
+    full device: a ``DiskFullError`` naming the folder)."""
     tmp = temporary_name(path)
     try:
-        yield tmp
-        fsync_file(tmp)
-        os.replace(tmp, path)
-        fsync_folder(path.parent)
+        with disk_full_named(path):
+            yield tmp
+            fsync_file(tmp)
+            os.replace(tmp, path)
+            fsync_folder(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -168,15 +209,31 @@ def atomic_folder(path: Path) -> Iterator[Path]:
     On an error nothing is left."""
     tmp = temporary_name(path)
     try:
-        yield tmp
-        for member in tmp.rglob("*"):
-            if member.is_file():
-                fsync_file(member)
-        fsync_folder(tmp)
-        os.rename(tmp, path)
-        fsync_folder(path.parent)
+        with disk_full_named(path):
+            yield tmp
+            for member in tmp.rglob("*"):
+                if member.is_file():
+                    fsync_file(member)
+            fsync_folder(tmp)
+            rename_folder(tmp, path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def rename_folder(tmp: Path, path: Path) -> None:
+    """``tmp`` renamed to ``path`` whole, the rename flushed; where another process
+    renamed its folder to ``path`` first, an ``OutputExistsError`` (``tmp`` stays
+    for the caller to remove)."""
+    try:
+        os.rename(tmp, path)
+    except OSError as exc:
+        if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+            raise
+        raise OutputExistsError(
+            f"{path}: another process wrote this folder first; it is left as that "
+            "process wrote it (remove it, or choose another, to write it anew)"
+        ) from exc
+    fsync_folder(path.parent)
 
 
 def write_arrow(path: Path, table: pa.Table) -> None:
@@ -189,3 +246,93 @@ def write_arrow(path: Path, table: pa.Table) -> None:
         pa.ipc.new_file(sink, table.schema) as writer,
     ):
         writer.write_table(table)
+
+
+@dataclass(frozen=True)
+class NamedPath:
+    """A path a command reads or writes, and the option (or argument) naming it;
+    ``given``: the value given, where the path is a file the option stands for
+    (a sidecar beside it, a report in the folder it names)."""
+
+    option: str
+    path: Path
+    given: Path | None = None
+
+    def __str__(self) -> str:
+        if self.given is None or self.given == self.path:
+            return f"{self.option} {self.path}"
+        return f"{self.option} {self.given} (its {self.path})"
+
+    @property
+    def real(self) -> Path:
+        """The path with every symlink and ``..`` resolved (for a path that does not
+        exist yet, as far as it does)."""
+        return Path(os.path.realpath(self.path))
+
+    def identity(self) -> tuple[int, int] | None:
+        """(device, inode) of the file or folder at the path, None where there is none."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def same(self, other: NamedPath) -> bool:
+        """The two name one file: one real path, or one inode (a hard link)."""
+        if self.real == other.real:
+            return True
+        mine = self.identity()
+        return mine is not None and mine == other.identity()
+
+    def inside(self, folder: NamedPath) -> bool:
+        """This path lies in ``folder`` (an existing folder), by real path, or, for a
+        file with several names, as a hard link to one of the folder's files."""
+        if not folder.real.is_dir():
+            return False
+        if folder.real in self.real.parents:
+            return True
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        if st.st_nlink < 2 or stat.S_ISDIR(st.st_mode):
+            return False
+        mine = (st.st_dev, st.st_ino)
+        for root, _, files in os.walk(folder.real):
+            for name in files:
+                found = NamedPath(folder.option, Path(root, name)).identity()
+                if found == mine:
+                    return True
+        return False
+
+
+def refuse_overwrites(reads: Sequence[NamedPath], writes: Sequence[NamedPath]) -> None:
+    """The rule that keeps a command from destroying its own inputs, checked before
+    any work: no written path may name a file that is read (after symlinks, ``..``
+    and hard links), lie inside a folder that is read (a saved index, a dataset,
+    the cache), or be a folder holding what is read; nor may two outputs name one
+    file. The first breach is an ``OutputPathError`` naming both options and the
+    path; nothing has been written."""
+    for i, out in enumerate(writes):
+        for earlier in writes[:i]:
+            if out.same(earlier):
+                raise OutputPathError(
+                    f"{out}: the same file as {earlier}; "
+                    "each output needs a path of its own (nothing was written)"
+                )
+        for read in reads:
+            if out.same(read):
+                raise OutputPathError(
+                    f"{out}: the same file as {read}, which "
+                    "this command reads; an output may not replace an input (nothing was written)"
+                )
+            if out.inside(read):
+                raise OutputPathError(
+                    f"{out}: inside {read}, which this "
+                    "command reads; write outputs elsewhere (nothing was written)"
+                )
+            if read.inside(out):
+                raise OutputPathError(
+                    f"{out}: holds {read}, which this "
+                    "command reads; write outputs elsewhere (nothing was written)"
+                )

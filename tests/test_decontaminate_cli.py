@@ -28,12 +28,12 @@ from hypothesis import strategies as st
 from tame_mt_metric.cli import decontaminate_files
 from tame_mt_metric.cli.decontaminate_files import (
     KeptCopy,
-    check_output_paths,
     kept_lines,
     removed_line,
     write_outputs,
 )
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
+from tame_mt_metric.files import NamedPath, refuse_overwrites
 from tame_mt_metric.report import decontaminate as library
 from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.retrieval import reference
@@ -219,10 +219,11 @@ def test_an_interruption_midway_leaves_no_output(
 
 def test_outputs_must_be_files_of_their_own(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
+    train = [NamedPath("--train-src", a)]
     with pytest.raises(InvalidOptionError, match=r"--out-tgt .*: the same file as --out-src"):
-        check_output_paths([("--train-src", a)], [("--out-src", b), ("--out-tgt", b)])
+        refuse_overwrites(train, [NamedPath("--out-src", b), NamedPath("--out-tgt", b)])
     with pytest.raises(InvalidOptionError, match=r"--out-src .*: the same file as --train-src"):
-        check_output_paths([("--train-src", a)], [("--out-src", tmp_path / "." / "a")])
+        refuse_overwrites(train, [NamedPath("--out-src", tmp_path / "." / "a")])
 
 
 # The command, with a stand-in for the library's decontaminate -------------------

@@ -23,11 +23,9 @@ import tame_mt_core as _core
 from tame_mt_metric.digest import PROOF, proof, proved
 from tame_mt_metric.errors import IndexFileError
 from tame_mt_metric.files import (
-    fsync_file,
-    fsync_folder,
+    atomic_folder,
     read_small,
     regular_file,
-    temporary_name,
 )
 from tame_mt_metric.retrieval.config import RetrievalConfig
 from tame_mt_metric.retrieval.exposure import TrainingIndex
@@ -94,9 +92,8 @@ def write_index(
     flushed to disk, which is renamed into place whole, so a reader (or a crash)
     sees either no index or a complete one."""
     _remove_abandoned(folder)
-    tmp = temporary_name(folder)
-    tmp.mkdir(parents=True)
-    try:
+    with atomic_folder(folder) as tmp:
+        tmp.mkdir(parents=True)
         arrays = []
         for name, width, nbytes, checksum in index._core.array_info():
             _write_array(tmp / f"{name}.arrow", name, width, nbytes, index)
@@ -114,14 +111,6 @@ def write_index(
         }
         manifest[PROOF] = proof(manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-        for member in tmp.iterdir():
-            fsync_file(member)
-        fsync_folder(tmp)
-        os.rename(tmp, folder)
-        fsync_folder(folder.parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tame_mt_metric._version import __version__
+from tame_mt_metric.cli.path_options import checked_paths
 from tame_mt_metric.errors import InvalidOptionError, TameError
 from tame_mt_metric.files import DEFAULT_LINE_LIMIT, LINE_LIMIT_ENV, line_limit
 
@@ -219,6 +220,7 @@ def _run(argv: list[str] | None) -> int:
                 line_limit()  # checked before any work
             except InvalidOptionError as exc:
                 raise InvalidOptionError(f"--max-line-bytes: {exc}") from exc
+        checked_paths(command, args)  # no output over an input, before any work
         code: int = args.run(args)
         return code
     except BrokenPipeError:

@@ -19,6 +19,7 @@ from typing import Any
 
 from tame_mt_metric.cache.corpus_file import corpus_of_index
 from tame_mt_metric.cache.index_files import retrieval_of
+from tame_mt_metric.cli.path_options import READ, READ_TEXT, SEGMENTS_WRITE, WRITE
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.files import atomic_path, regular_file
@@ -82,7 +83,9 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--bleu-lowercase", action="store_true", default=None)
     group.add_argument("--chrf-word-order", type=int)
     group.add_argument("--spbleu-tokenize", choices=("flores200", "flores101"))
-    group.add_argument("--spm-model", help="the SentencePiece model file for spBLEU")
+    group.add_argument(
+        "--spm-model", type=READ_TEXT, help="the SentencePiece model file for spBLEU"
+    )
     group.add_argument("--strategy", choices=("auto", "indexed", "streaming"))
     group.add_argument("--threads", type=int)
     group.add_argument("--engine", choices=("local", "ray"), help="ray: shards on Ray")
@@ -133,11 +136,11 @@ def _decimal(name: str, text: str) -> Fraction:
 def add_train_options(parser: argparse.ArgumentParser, index: bool = True) -> None:
     title = "files, a saved dataset, or an index" if index else "files or a saved dataset"
     group = parser.add_argument_group(f"training corpus ({title})")
-    group.add_argument("--train-src", type=Path)
-    group.add_argument("--train-tgt", type=Path)
+    group.add_argument("--train-src", type=READ)
+    group.add_argument("--train-tgt", type=READ)
     group.add_argument(
         "--train-dataset",
-        type=Path,
+        type=READ,
         help="a save_to_disk folder, or an .arrow, .parquet or .jsonl file",
     )
     group.add_argument("--source-column", default="source")
@@ -145,7 +148,7 @@ def add_train_options(parser: argparse.ArgumentParser, index: bool = True) -> No
     group.add_argument("--source-lang", help="with --target-lang: a 'translation' column")
     group.add_argument("--target-lang")
     if index:
-        group.add_argument("--index", type=Path, help="an index folder from 'index build'")
+        group.add_argument("--index", type=READ, help="an index folder from 'index build'")
 
 
 def _dataset(path: Path) -> Any:
@@ -237,11 +240,13 @@ def read_aligned(paths: Sequence[Path]) -> list[list[str]]:
 
 def add_output_options(parser: argparse.ArgumentParser, segments: bool = True) -> None:
     group = parser.add_argument_group("outputs (.gz compresses)")
-    group.add_argument("--json-out", type=Path, help="the JSON report")
-    group.add_argument("--html-out", type=Path, help="the report as one self-contained page")
+    group.add_argument("--json-out", type=WRITE, help="the JSON report")
+    group.add_argument("--html-out", type=WRITE, help="the report as one self-contained page")
     if segments:
-        group.add_argument("--segment-out", type=Path, help="JSONL diagnostics + .meta.json")
-        group.add_argument("--tm-out", type=Path, help="the TM hypotheses, one per line")
+        group.add_argument(
+            "--segment-out", type=SEGMENTS_WRITE, help="JSONL diagnostics + .meta.json"
+        )
+        group.add_argument("--tm-out", type=WRITE, help="the TM hypotheses, one per line")
         for side in ("source", "reference", "hyp", "neighbor"):
             group.add_argument(
                 f"--include-{side}-text",

@@ -20,6 +20,7 @@ from tame_mt_metric.cli.common import (
     write_text,
 )
 from tame_mt_metric.cli.human import metric_rows
+from tame_mt_metric.cli.path_options import NAMED_READ, READ, WRITE
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.html import render_html
 from tame_mt_metric.report.labels import score_text
@@ -67,7 +68,7 @@ def add_paired_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("paired significance")
     group.add_argument("--baseline", help=f"a --system name, or {TM!r} (default: the first)")
     group.add_argument("--paired-n", type=int, default=1000, help="resamples or trials (1000)")
-    group.add_argument("--paired-json-out", type=Path, help="the comparison as JSON")
+    group.add_argument("--paired-json-out", type=WRITE, help="the comparison as JSON")
 
 
 def _cell(value: float | None) -> str:
@@ -170,12 +171,14 @@ def register(
     )
     add_report_options(parser)
     add_train_options(parser)
-    parser.add_argument("--test-src", type=Path, required=True)
-    parser.add_argument("--ref", type=Path, action="append", required=True)
-    parser.add_argument("--system", action="append", required=True, help="NAME=PATH, repeated")
+    parser.add_argument("--test-src", type=READ, required=True)
+    parser.add_argument("--ref", type=READ, action="append", required=True)
+    parser.add_argument(
+        "--system", type=NAMED_READ, action="append", required=True, help="NAME=PATH, repeated"
+    )
     parser.add_argument("--test", choices=tuple(TEST_NAMES), default="bs", help="default bs")
     add_paired_options(parser)
     parser.add_argument(
-        "--html-out", type=Path, help="every system's page, side by side, with the paired tests"
+        "--html-out", type=WRITE, help="every system's page, side by side, with the paired tests"
     )
-    parser.set_defaults(run=_compare)
+    parser.set_defaults(run=_compare, reads_cache=True)

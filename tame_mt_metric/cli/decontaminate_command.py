@@ -28,9 +28,9 @@ from tame_mt_metric.cli.decontaminate_datasets import KeptDataset
 from tame_mt_metric.cli.decontaminate_files import (
     KeptCopy,
     KeptRows,
-    check_output_paths,
     write_outputs,
 )
+from tame_mt_metric.cli.path_options import READ, WRITE
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.files import regular_file
 from tame_mt_metric.report import decontaminate as library
@@ -176,11 +176,8 @@ def _decontaminate(args: argparse.Namespace) -> int:
     config = config_from(args)
     train_form(args)  # exactly one training corpus, before any work
     train_inputs, kept_outputs, copies = _kept_outputs(args)
-    inputs = [*train_inputs, *(("--test-src", p) for p in args.test_src or [])]
-    inputs += [("--ref", p) for p in args.ref or []]
     outputs = [*kept_outputs, ("--removed-out", args.removed_out)]
     outputs += [("--json-out", args.json_out)] if args.json_out else []
-    check_output_paths(inputs, outputs)
     for option, path in train_inputs:
         if not path.is_dir():  # a save_to_disk folder is opened by datasets
             regular_file(path, option)  # before the test sets are read
@@ -226,7 +223,7 @@ def register(
     command.add_argument_group("a saved index of the corpus (optional)").add_argument(
         "--index",
         dest="saved_index",
-        type=Path,
+        type=READ,
         metavar="DIR",
         help="a saved index of this corpus ('index build --out'), searched instead of judging "
         "every row; its settings are the default, and it must index this very corpus",
@@ -234,7 +231,7 @@ def register(
     tests = command.add_argument_group("test sets")
     tests.add_argument(
         "--test-src",
-        type=Path,
+        type=READ,
         action=TestSetFiles,
         required=True,
         metavar="F",
@@ -242,7 +239,7 @@ def register(
     )
     tests.add_argument(
         "--ref",
-        type=Path,
+        type=READ,
         action=TestSetFiles,
         metavar="F",
         help="references of the --test-src before it (repeat for several per item)",
@@ -281,24 +278,24 @@ def register(
     settings.add_argument("--ray-address", help="an existing Ray cluster")
     outputs = command.add_argument_group("outputs (written whole at the end; .gz compresses)")
     outputs.add_argument(
-        "--out-src", type=Path, metavar="F", help="the kept sources (with --train-src)"
+        "--out-src", type=WRITE, metavar="F", help="the kept sources (with --train-src)"
     )
     outputs.add_argument(
-        "--out-tgt", type=Path, metavar="F", help="the kept targets (with --train-tgt)"
+        "--out-tgt", type=WRITE, metavar="F", help="the kept targets (with --train-tgt)"
     )
     outputs.add_argument(
         "--out-dataset",
-        type=Path,
+        type=WRITE,
         metavar="PATH",
         help="the kept rows of --train-dataset, every column, in its form (a save_to_disk "
         "folder, an .arrow or a .parquet file)",
     )
     outputs.add_argument(
         "--removed-out",
-        type=Path,
+        type=WRITE,
         required=True,
         metavar="F",
         help="one JSON line per removed pair",
     )
-    outputs.add_argument("--json-out", type=Path, metavar="F", help="the summary as JSON")
+    outputs.add_argument("--json-out", type=WRITE, metavar="F", help="the summary as JSON")
     command.set_defaults(run=_decontaminate)

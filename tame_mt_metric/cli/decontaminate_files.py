@@ -25,7 +25,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol
 
-from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
+from tame_mt_metric.errors import MisalignedInputError
 from tame_mt_metric.files import (
     atomic_folder,
     atomic_path,
@@ -39,7 +39,6 @@ __all__ = [
     "KeptCopy",
     "KeptRows",
     "RemovedRow",
-    "check_output_paths",
     "kept_lines",
     "removed_line",
     "write_outputs",
@@ -199,20 +198,6 @@ def _opened(destination: Path, tmp: Path) -> Iterator[BufferedIOBase]:
         # No name or time in the gzip header: the same rows give the same file.
         with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed:
             yield packed
-
-
-def check_output_paths(
-    inputs: Sequence[tuple[str, Path]], outputs: Sequence[tuple[str, Path]]
-) -> None:
-    """Every output a path of its own, none of them an input."""
-    seen: dict[Path, str] = {}
-    for option, path in inputs:
-        seen[path.resolve()] = option
-    for option, path in outputs:
-        resolved = path.resolve()
-        if resolved in seen:
-            raise InvalidOptionError(f"{option} {path}: the same file as {seen[resolved]}")
-        seen[resolved] = option
 
 
 def write_outputs(

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from tame_mt_metric.cli.common import add_report_options, config_from, read_aligned, write_json
+from tame_mt_metric.cli.path_options import NAMED_READ, READ, READ_TEXT, WRITE
 from tame_mt_metric.errors import InputTextError, InvalidOptionError, MisalignedInputError
 from tame_mt_metric.flores.correlation import Correlation, correlate, segment_correlation
 from tame_mt_metric.flores.protocol import FLORES_METRICS, contamination, score_directions
@@ -191,59 +192,63 @@ def register(
     flores = sub.add_parser("flores", help="the FLORES-200 protocol")
     actions = flores.add_subparsers(dest="action", required=True)
     evaluate = actions.add_parser("eval", parents=[common], help="score every direction")
-    evaluate.add_argument("--flores", type=Path, required=True, help="the FLORES-200 folder")
+    evaluate.add_argument("--flores", type=READ, required=True, help="the FLORES-200 folder")
     evaluate.add_argument(
-        "--outputs", type=Path, required=True, help="<src>-<tgt>.<split>.hyp files"
+        "--outputs", type=READ, required=True, help="<src>-<tgt>.<split>.hyp files"
     )
     evaluate.add_argument("--split", default="devtest", choices=("dev", "devtest"))
-    evaluate.add_argument("--json-out", type=Path)
+    evaluate.add_argument("--json-out", type=WRITE)
     add_report_options(evaluate)
     evaluate.set_defaults(run=_flores_eval)
     audit = actions.add_parser("audit", parents=[common], help="FLORES contamination of a corpus")
-    audit.add_argument("--flores", type=Path, required=True)
-    audit.add_argument("--corpus", action="append", required=True, help="LANG=PATH, repeated")
+    audit.add_argument("--flores", type=READ, required=True)
+    audit.add_argument(
+        "--corpus", type=NAMED_READ, action="append", required=True, help="LANG=PATH, repeated"
+    )
     audit.add_argument("--splits", default="dev,devtest")
-    audit.add_argument("--json-out", type=Path)
+    audit.add_argument("--json-out", type=WRITE)
     audit.set_defaults(run=_flores_audit)
 
     xsts = sub.add_parser("xsts", help="XSTS human scores")
     xsts_actions = xsts.add_subparsers(dest="action", required=True)
     cal = xsts_actions.add_parser("calibrate", parents=[common], help="calibrate XSTS scores")
     cal.add_argument(
-        "--scores", type=Path, required=True, help="TSV: direction, item, annotator, score"
+        "--scores", type=READ, required=True, help="TSV: direction, item, annotator, score"
     )
-    cal.add_argument("--calibration", type=Path, required=True)
+    cal.add_argument("--calibration", type=READ, required=True)
     cal.add_argument("--c-mean", type=float, default=3.01)
     cal.add_argument("--recipe", choices=("card", "symmetric"), default="card")
-    cal.add_argument("--json-out", type=Path)
+    cal.add_argument("--json-out", type=WRITE)
     cal.set_defaults(run=_xsts)
 
     corr = sub.add_parser("correlate", parents=[common], help="metric-human correlation")
-    corr.add_argument("--table", type=Path, help="TSV: direction, human, metrics...")
+    corr.add_argument("--table", type=READ, help="TSV: direction, human, metrics...")
     corr.add_argument(
         "--segments",
         action="store_true",
         help="segment level: sentence BLEU/chrF++ (spBLEU with --spm-model) of --hyp "
         "against --ref, correlated with --scores",
     )
-    corr.add_argument("--src", type=Path, help="with --segments: checked for alignment")
-    corr.add_argument("--ref", type=Path, action="append", help="with --segments; repeatable")
-    corr.add_argument("--hyp", type=Path, help="with --segments")
+    corr.add_argument("--src", type=READ, help="with --segments: checked for alignment")
+    corr.add_argument("--ref", type=READ, action="append", help="with --segments; repeatable")
+    corr.add_argument("--hyp", type=READ, help="with --segments")
     corr.add_argument(
-        "--scores", type=Path, help="with --segments: a number per line, or a TSV with --human"
+        "--scores", type=READ, help="with --segments: a number per line, or a TSV with --human"
     )
-    corr.add_argument("--spm-model", help="with --segments: sentence spBLEU over its pieces")
+    corr.add_argument(
+        "--spm-model", type=READ_TEXT, help="with --segments: sentence spBLEU over its pieces"
+    )
     corr.add_argument("--human", default="xsts", help="the human score column (default xsts)")
     corr.add_argument("--n-bootstrap", type=int, default=1000)
     corr.add_argument("--seed", type=int, default=12345)
-    corr.add_argument("--json-out", type=Path)
+    corr.add_argument("--json-out", type=WRITE)
     corr.set_defaults(run=_correlate)
 
     tox = sub.add_parser("toxicity", parents=[common], help="added toxicity of a system")
-    tox.add_argument("--src", type=Path, required=True)
-    tox.add_argument("--hyp", type=Path, required=True)
+    tox.add_argument("--src", type=READ, required=True)
+    tox.add_argument("--hyp", type=READ, required=True)
     tox.add_argument("--source-lang", required=True)
     tox.add_argument("--target-lang", required=True)
-    tox.add_argument("--lists", type=Path, help="a Toxicity-200 or LDNOOBW folder")
-    tox.add_argument("--json-out", type=Path)
+    tox.add_argument("--lists", type=READ, help="a Toxicity-200 or LDNOOBW folder")
+    tox.add_argument("--json-out", type=WRITE)
     tox.set_defaults(run=_toxicity)

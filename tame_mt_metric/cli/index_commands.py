@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+import warnings
 
 from tame_mt_metric.cache.corpus_file import (
     CORPUS_FILE,
@@ -23,7 +23,8 @@ from tame_mt_metric.cli.common import (
     config_from,
     corpus_from_options,
 )
-from tame_mt_metric.errors import IndexFileError
+from tame_mt_metric.cli.path_options import READ, WRITE
+from tame_mt_metric.errors import CacheWarning, IndexFileError
 from tame_mt_metric.retrieval.exposure import TrainingIndex
 
 __all__ = ["register"]
@@ -37,9 +38,14 @@ def _build(args: argparse.Namespace) -> int:
     with stages.stage("build the index"):
         if args.out is None:
             cache = CacheOptions(cache_dir=args.cache_dir, train_key=args.train_key)
-            cached_index(corpus, config, cache)
-            folder = find_cached_index(corpus, config, cache)
-            assert folder is not None
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always", CacheWarning)
+                cached_index(corpus, config, cache)
+            found = find_cached_index(corpus, config, cache)
+            if found is None:  # the cache could not store it (full, read-only)
+                why = str(said[-1].message) if said else "the cache refused it"
+                raise IndexFileError(f"{cache.root()}: the index could not be stored ({why})")
+            folder = found
         else:
             folder = args.out
             if folder.exists():
@@ -95,14 +101,14 @@ def register(
     build = actions.add_parser("build", parents=[common], help="index a training corpus")
     add_train_options(build, index=False)
     add_report_options(build)
-    build.add_argument("--out", type=Path, help="the index folder (default: the metric's cache)")
-    build.add_argument("--cache-dir", type=Path)
+    build.add_argument("--out", type=WRITE, help="the index folder (default: the metric's cache)")
+    build.add_argument("--cache-dir", type=WRITE)
     build.add_argument("--train-key")
     build.set_defaults(run=_build)
     inspect = actions.add_parser("inspect", parents=[common], help="show an index's manifest")
-    inspect.add_argument("folder", type=Path)
+    inspect.add_argument("folder", type=READ)
     inspect.add_argument("--json", action="store_true")
     inspect.set_defaults(run=_inspect)
     verify = actions.add_parser("verify", parents=[common], help="check every array of an index")
-    verify.add_argument("folder", type=Path)
+    verify.add_argument("folder", type=READ)
     verify.set_defaults(run=_verify)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from tame_mt_metric.cli.common import Stages
+from tame_mt_metric.cli.path_options import READ
 from tame_mt_metric.errors import InputTextError
 from tame_mt_metric.lookup import SavedIndex
 from tame_mt_metric.report.labels import exposure_text
@@ -70,7 +70,7 @@ def register(
         "lookup", parents=[common], help="the nearest training pairs of sentences in a saved index"
     )
     lookup.add_argument("sentences", nargs="*", metavar="SENTENCE", help="'-' or none: stdin")
-    lookup.add_argument("--index", type=Path, required=True, help="an index build --out")
+    lookup.add_argument("--index", type=READ, required=True, help="an index build --out")
     lookup.add_argument("--top-k", type=int, default=5, help="pairs per sentence (default 5)")
     lookup.add_argument("--threads", type=int)
     lookup.add_argument("--json", action="store_true", help="one JSON line per sentence")

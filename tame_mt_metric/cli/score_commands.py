@@ -30,6 +30,7 @@ from tame_mt_metric.cli.compare_command import (
     systems_of,
 )
 from tame_mt_metric.cli.human import render_exposure, render_report
+from tame_mt_metric.cli.path_options import JSON_OUT_DIR, NAMED_READ, READ, SEGMENTS_READ, WRITE
 from tame_mt_metric.cli.segments import read_segments, write_segments
 from tame_mt_metric.errors import InvalidOptionError
 from tame_mt_metric.report.config import TameConfig
@@ -377,48 +378,50 @@ def register(
 
     score = command("score", "the TAME report of a system")
     add_train_options(score)
-    score.add_argument("--test-src", type=Path, required=True)
-    score.add_argument("--ref", type=Path, action="append", required=True, help="repeat for more")
-    score.add_argument("--hyp", type=Path, required=True)
+    score.add_argument("--test-src", type=READ, required=True)
+    score.add_argument("--ref", type=READ, action="append", required=True, help="repeat for more")
+    score.add_argument("--hyp", type=READ, required=True)
     add_output_options(score)
     add_schema_option(score)
-    score.set_defaults(run=_score)
+    score.set_defaults(run=_score, reads_cache=True)
 
     audit = command("audit", "exposure of a test set (no system); references optional")
     add_train_options(audit)
-    audit.add_argument("--test-src", type=Path, required=True)
-    audit.add_argument("--ref", type=Path, action="append")
+    audit.add_argument("--test-src", type=READ, required=True)
+    audit.add_argument("--ref", type=READ, action="append")
     audit.add_argument("--shard", help="i/n: audit only shard i of n (with --partial-out)")
-    audit.add_argument("--partial-out", type=Path, help="the partial audit of --shard")
+    audit.add_argument("--partial-out", type=WRITE, help="the partial audit of --shard")
     add_output_options(audit)
     add_schema_option(audit)
-    audit.set_defaults(run=_audit_command)
+    audit.set_defaults(run=_audit_command, reads_cache=True)
 
     tm = command("tm-baseline", "write the translation-memory hypotheses")
     add_train_options(tm, index=False)
-    tm.add_argument("--test-src", type=Path, required=True)
-    tm.add_argument("--out", type=Path, required=True)
-    tm.add_argument("--metadata-out", type=Path)
+    tm.add_argument("--test-src", type=READ, required=True)
+    tm.add_argument("--out", type=WRITE, required=True)
+    tm.add_argument("--metadata-out", type=WRITE)
     tm.set_defaults(run=_tm_baseline)
 
     cached = command("score-cached", "score a system from cached segment diagnostics")
-    cached.add_argument("--segment-in", type=Path, required=True)
-    cached.add_argument("--ref", type=Path, action="append", required=True)
-    cached.add_argument("--hyp", type=Path, required=True)
+    cached.add_argument("--segment-in", type=SEGMENTS_READ, required=True)
+    cached.add_argument("--ref", type=READ, action="append", required=True)
+    cached.add_argument("--hyp", type=READ, required=True)
     _num_train_option(cached)
     add_output_options(cached, segments=False)
     add_schema_option(cached)
     cached.set_defaults(run=_score_cached)
 
     batch = command("score-cached-batch", "score many systems from cached diagnostics")
-    batch.add_argument("--segment-in", type=Path, required=True)
-    batch.add_argument("--ref", type=Path, action="append", required=True)
-    batch.add_argument("--system", action="append", required=True, help="NAME=PATH, repeated")
+    batch.add_argument("--segment-in", type=SEGMENTS_READ, required=True)
+    batch.add_argument("--ref", type=READ, action="append", required=True)
+    batch.add_argument(
+        "--system", type=NAMED_READ, action="append", required=True, help="NAME=PATH, repeated"
+    )
     _num_train_option(batch)
-    batch.add_argument("--json-out-dir", type=Path)
+    batch.add_argument("--json-out-dir", type=JSON_OUT_DIR)
     add_schema_option(batch)
     batch.add_argument(
-        "--html-out", type=Path, help="the first system's page, with the paired tests"
+        "--html-out", type=WRITE, help="the first system's page, with the paired tests"
     )
     paired = batch.add_mutually_exclusive_group()
     paired.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling")

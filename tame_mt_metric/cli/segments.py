@@ -16,6 +16,7 @@ from typing import Any
 
 from tame_mt_metric._version import __version__
 from tame_mt_metric.cli.common import write_jsonl
+from tame_mt_metric.cli.path_options import sidecar_path
 from tame_mt_metric.digest import PROOF, digest, proof, proved
 from tame_mt_metric.errors import InputTextError, MisalignedInputError, SegmentFileError
 from tame_mt_metric.files import read_small, regular_file
@@ -26,7 +27,7 @@ from tame_mt_metric.report.v1_schema import OUTPUT_SCHEMAS, V1, v1_segment_rows
 from tame_mt_metric.retrieval.exposure import Exposures, ItemExposure, Neighbour
 from tame_mt_metric.retrieval.inputs import iter_lines
 
-__all__ = ["SegmentFile", "read_segments", "sidecar_path", "write_segments"]
+__all__ = ["SegmentFile", "read_segments", "write_segments"]
 
 FORMAT = "tame-mt-metric segments"
 # Settings that do not change a number of the diagnostics (the intervals and
@@ -35,11 +36,6 @@ OPERATIONAL = frozenset(
     {"threads", "strategy", "block_rows", "spm_model", "engine", "ray_address"}
     | {"confidence", "n_bootstrap", "seed", "curve_bands", "curve_edges"}
 )
-
-
-def sidecar_path(path: Path) -> Path:
-    """Each segment file's own sidecar: ``x.jsonl.meta.json``, ``x.jsonl.gz.meta.json``."""
-    return path.with_name(path.name + ".meta.json")
 
 
 def _fraction(n: Neighbour) -> list[int]:

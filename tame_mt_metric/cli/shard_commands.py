@@ -4,7 +4,6 @@ in shards on any engine (a job array, Spark, Dask), merged exactly."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from tame_mt_metric.cli.common import (
     add_output_options,
@@ -17,6 +16,7 @@ from tame_mt_metric.cli.common import (
     write_lines,
 )
 from tame_mt_metric.cli.human import render_report
+from tame_mt_metric.cli.path_options import READ
 from tame_mt_metric.cli.segments import write_segments
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.report.audit import Audit
@@ -102,11 +102,11 @@ def register(
 ) -> None:
     merge = sub.add_parser("merge", parents=[common], help="merge partial audits of shards")
     merge.add_argument(
-        "--partial", type=Path, action="append", required=True, help="repeat per shard"
+        "--partial", type=READ, action="append", required=True, help="repeat per shard"
     )
-    merge.add_argument("--test-src", type=Path, required=True)
-    merge.add_argument("--ref", type=Path, action="append", required=True)
-    merge.add_argument("--hyp", type=Path, help="also score this system")
+    merge.add_argument("--test-src", type=READ, required=True)
+    merge.add_argument("--ref", type=READ, action="append", required=True)
+    merge.add_argument("--hyp", type=READ, help="also score this system")
     add_report_options(merge)
     add_output_options(merge)
     add_schema_option(merge)
