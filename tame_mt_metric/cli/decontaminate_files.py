@@ -33,7 +33,7 @@ from tame_mt_metric.files import (
     line_too_long,
     regular_file,
 )
-from tame_mt_metric.retrieval.inputs import gzip_damage
+from tame_mt_metric.retrieval.inputs import BOM, gzip_damage, opening_whole
 
 __all__ = [
     "KeptCopy",
@@ -46,7 +46,6 @@ __all__ = [
 
 # Bytes read from a training file at a time.
 _READ_BYTES = 8 << 20
-_BOM = b"\xef\xbb\xbf"
 
 
 class RemovedRow(Protocol):
@@ -128,10 +127,10 @@ def kept_lines(path: Path, removed: Sequence[int], rows: int) -> Iterator[bytes]
     row = 0  # the number of the line that ``rest`` begins
     rest = b""
     opening = True
-    for piece in _opening_whole(_raw_pieces(path)):
-        if opening and piece.startswith(_BOM):
-            yield _BOM
-            piece = piece[len(_BOM) :]
+    for piece in opening_whole(_raw_pieces(path)):
+        if opening and piece.startswith(BOM):
+            yield BOM
+            piece = piece[len(BOM) :]
         opening = False
         data = rest + piece
         cut = data.rfind(b"\n") + 1
@@ -152,19 +151,6 @@ def kept_lines(path: Path, removed: Sequence[int], rows: int) -> Iterator[bytes]
             f"{path}: {row:,} lines now, but {rows:,} when the corpus was read "
             "(the file changed while the command ran)"
         )
-
-
-def _opening_whole(pieces: Iterator[bytes]) -> Iterator[bytes]:
-    """``pieces``, the first of them holding the file's first bytes up to a
-    byte-order mark's length (or the whole file, if shorter)."""
-    opening = b""
-    for piece in pieces:
-        opening += piece
-        if len(opening) >= len(_BOM):
-            break
-    if opening:
-        yield opening
-    yield from pieces
 
 
 def _kept_of(whole: bytes, row: int, count: int, removed: Sequence[int]) -> Iterator[bytes]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import tame_mt_core as _core
 
 from tame_mt_metric.retrieval.config import RetrievalConfig
-from tame_mt_metric.retrieval.inputs import check_texts
+from tame_mt_metric.retrieval.inputs import check_text, check_texts
 
 __all__ = ["count_grams", "grams", "normalize"]
 
@@ -28,7 +28,7 @@ def normalize(
         strip_diacritics=strip_diacritics,
         normalize_punctuation=normalize_punctuation,
     )
-    return _core.normalize(text, flags.gram_settings())
+    return _core.normalize(check_text("text", text), flags.gram_settings())
 
 
 def grams(text: str, config: RetrievalConfig | None = None) -> list[str]:
@@ -38,7 +38,7 @@ def grams(text: str, config: RetrievalConfig | None = None) -> list[str]:
     ['abc', 'abcd', 'bcd']
     """
     config = config or RetrievalConfig()
-    return _core.grams(text, config.gram_settings())
+    return _core.grams(check_text("text", text), config.gram_settings())
 
 
 def count_grams(texts: Sequence[str], config: RetrievalConfig | None = None) -> int:

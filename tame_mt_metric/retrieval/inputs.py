@@ -18,9 +18,11 @@ from tame_mt_metric.errors import (
 from tame_mt_metric.files import limit_of, line_limit, line_too_long, regular_file
 
 __all__ = [
+    "BOM",
     "TEST_ITEMS_ENV",
     "check_aligned",
     "check_test_size",
+    "check_text",
     "check_texts",
     "check_training",
     "check_unicode",
@@ -28,6 +30,7 @@ __all__ = [
     "iter_lines",
     "lines_of",
     "max_test_items",
+    "opening_whole",
     "read_lines",
     "references_per_item",
 ]
@@ -67,6 +70,17 @@ def check_texts(name: str, items: object, start: int = 0) -> list[str]:
             if not isinstance(item, str):
                 raise InputTextError(f"{name}[{i}]: expected a string, got {type(item).__name__}")
     return list(items)
+
+
+def check_text(name: str, text: object) -> str:
+    """One string that UTF-8 can hold, or an error naming the argument."""
+    if not isinstance(text, str):
+        raise InputTextError(f"{name}: expected a string, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputTextError(f"{name}: not valid Unicode ({exc.reason})") from exc
+    return text
 
 
 def check_unicode(name: str, items: Sequence[str], start: int = 0) -> None:
@@ -128,6 +142,24 @@ def references_per_item(
     return per_item
 
 
+# A UTF-8 byte-order mark: at the start of a text file it is not text.
+BOM = b"\xef\xbb\xbf"
+
+
+def opening_whole(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """``pieces`` (of a file, in order), the first of them holding the file's first
+    bytes up to a byte-order mark's length (or the whole file, if shorter), so
+    that a mark is seen whole however the reads fall."""
+    opening = b""
+    for piece in pieces:
+        opening += piece
+        if len(opening) >= len(BOM):
+            break
+    if opening:
+        yield opening
+    yield from pieces
+
+
 class _Readable(Protocol):
     def readline(self, size: int = -1, /) -> bytes: ...
 
@@ -139,10 +171,9 @@ def iter_lines(
     max_bytes: int | None = None,
     lines_limit: str = "",
 ) -> Iterator[str]:
-    """Lines of a UTF-8 text file (``.gz`` is decompressed), without newlines;
-    a byte-order mark at the start of the file is not text and is dropped. The
-    path must name a regular file (``files.regular_file``); the bounds are
-    those of ``lines_of``."""
+    """Lines of a UTF-8 text file (``.gz`` is decompressed), without newlines,
+    as ``lines_of`` splits them. The path must name a regular file
+    (``files.regular_file``); the bounds are those of ``lines_of``."""
     p = regular_file(path, what)
     opener = gzip.open if p.suffix == ".gz" else open
     with opener(p, "rb") as f:
@@ -157,15 +188,26 @@ def lines_of(
     max_bytes: int | None = None,
     lines_limit: str = "",
 ) -> Iterator[str]:
-    """Lines of a UTF-8 byte stream (a file, standard input), as ``iter_lines``
-    reads them: a line at a time, none past the line limit (``files.line_limit``),
-    at most ``max_lines`` lines and ``max_bytes`` bytes (decompressed), so that no
-    stream (``/dev/zero``, a gzip bomb) is held whole; errors name the stream and
-    the line; ``lines_limit`` names the limit ``max_lines`` stands for."""
+    """Lines of a UTF-8 byte stream (a file, standard input), as every text input
+    is split (``text_files.file_lines`` too): at ``b"\\n"`` only, so that U+2028,
+    U+2029, U+0085, ``\\v``, ``\\f``, a lone ``\\r`` and NUL stay inside their
+    line (``str.splitlines`` would split at most of them); one ``\\r`` before
+    the newline (or ending the last line) is not text; a byte-order mark at the
+    start is not text either, and a stream of nothing else has no line; a last
+    line without newline is a line. A line at a time, none past the line limit
+    (``files.line_limit``, counted without the mark), at most ``max_lines`` lines
+    and ``max_bytes`` bytes (decompressed), so that no stream (``/dev/zero``, a
+    gzip bomb) is held whole; errors name the stream and the line;
+    ``lines_limit`` names the limit ``max_lines`` stands for."""
     limit = line_limit()
     number = size = 0
     try:
-        while raw := stream.readline(limit + 2):
+        # The first line is read with room for a byte-order mark, dropped here.
+        while raw := stream.readline(limit + 2 + (0 if number else len(BOM))):
+            if not number:
+                raw = raw.removeprefix(BOM)
+                if not raw:
+                    break
             number += 1
             size += len(raw)
             if len(raw.rstrip(b"\n").removesuffix(b"\r")) > limit:
@@ -179,9 +221,7 @@ def lines_of(
                 line: str = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InputTextError(f"{name}:{number}: not valid UTF-8 ({exc.reason})") from exc
-            if number == 1:
-                line = line.removeprefix("\ufeff")
-            yield line.rstrip("\n").removesuffix("\r")
+            yield line.removesuffix("\n").removesuffix("\r")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise gzip_damage(name, exc, number) from exc
 

@@ -23,13 +23,12 @@ from tame_mt_metric.files import line_limit, line_too_long, regular_file
 from tame_mt_metric.progress import progress
 from tame_mt_metric.retrieval.columns import arrow_texts
 from tame_mt_metric.retrieval.corpus import Block, TrainingCorpus, read_ahead, texts_in_blocks
-from tame_mt_metric.retrieval.inputs import gzip_damage, read_lines
+from tame_mt_metric.retrieval.inputs import BOM, gzip_damage, opening_whole, read_lines
 
 __all__ = ["TextFiles", "file_lines"]
 
 # Bytes read from a file at a time.
 _READ_BYTES = 8 << 20
-_BOM = b"\xef\xbb\xbf"
 
 
 def _open(path: Path) -> BufferedIOBase:
@@ -81,19 +80,21 @@ def _whole_lines(path: Path) -> int:
     return count
 
 
+def _reads(f: BufferedIOBase) -> Iterator[bytes]:
+    while piece := f.read(_READ_BYTES):
+        yield piece
+
+
 def file_lines(path: Path) -> Iterator[pa.Array]:
-    """The lines of a text file as string arrays of a few megabytes each."""
+    """The lines of a text file as string arrays of a few megabytes each, split as
+    ``inputs.lines_of`` splits them (at ``b"\\n"`` only; a byte-order mark
+    dropped however the first reads fall, and a file of nothing else has no line)."""
     line = 1
     with _open(path) as f:
         rest = b""
         try:
-            while True:
-                data = f.read(_READ_BYTES)
-                if line == 1 and not rest:
-                    data = data.removeprefix(_BOM)
-                if not data:
-                    break
-                data = rest + data
+            for number, piece in enumerate(opening_whole(_reads(f))):
+                data = rest + (piece.removeprefix(BOM) if number == 0 else piece)
                 cut = data.rfind(b"\n")
                 if cut < 0:
                     if len(data) > line_limit() + 1:  # one endless line: say so now
