@@ -215,6 +215,8 @@ def test_shards_from_the_command_line_merge_to_the_full_score(
         tmp_path / "hyp.zu",
         "--json-out",
         tmp_path / "merged.json",
+        "--html-out",
+        tmp_path / "merged.html",
         "--quiet",
     )
     _cli(
@@ -231,6 +233,8 @@ def test_shards_from_the_command_line_merge_to_the_full_score(
     full = json.loads((tmp_path / "full.json").read_text(encoding="utf-8"))
     for key in ("signature", "quality", "exposure", "bins", "generalization_gap", "warnings"):
         assert merged[key] == full[key], key
+    page = (tmp_path / "merged.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and full["signature"] in page.replace("<wbr>", "")
     # Without a system, the merged report is an audit's (quality null); in the v1
     # shape, report and segments validate against the v1 schemas.
     out = ["--json-out", tmp_path / "audit.json", "--segment-out", tmp_path / "seg.jsonl"]

@@ -14,12 +14,14 @@ from tame_mt_metric.cli.common import (
     read_aligned,
     write_json,
     write_lines,
+    write_text,
 )
 from tame_mt_metric.cli.human import render_report
 from tame_mt_metric.cli.path_options import READ
 from tame_mt_metric.cli.segments import write_segments
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
 from tame_mt_metric.report.audit import Audit
+from tame_mt_metric.report.html import render_html
 from tame_mt_metric.report.pipeline import ItemizedReport, report_from_audit
 from tame_mt_metric.report.scores import Scorers
 from tame_mt_metric.retrieval.exposure import Exposures
@@ -92,6 +94,8 @@ def _merge(args: argparse.Namespace) -> int:
     if args.json_out:
         document = report.as_json(system=bool(args.hyp))
         write_json(args.json_out, json_document(args, document, config, exposures))
+    if args.html_out:
+        write_text(args.html_out, render_html(report))
     if not args.quiet:
         print(render_report(report))
     return 0
