@@ -188,12 +188,14 @@ def disk_full_named(path: Path) -> Iterator[None]:
 
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path to write ``path``'s content to; when the block ends, the
-    content is flushed and renamed into place. On an error nothing is left (a
-    full device: a ``DiskFullError`` naming the folder)."""
+    """A temporary path to write ``path``'s content to (its folder made where
+    missing); when the block ends, the content is flushed and renamed into
+    place. On an error nothing is left (a full device: a ``DiskFullError``
+    naming the folder)."""
     tmp = temporary_name(path)
     try:
         with disk_full_named(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
             yield tmp
             fsync_file(tmp)
             os.replace(tmp, path)
@@ -210,6 +212,7 @@ def atomic_folder(path: Path) -> Iterator[Path]:
     tmp = temporary_name(path)
     try:
         with disk_full_named(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
             yield tmp
             for member in tmp.rglob("*"):
                 if member.is_file():

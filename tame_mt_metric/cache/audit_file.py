@@ -178,5 +178,4 @@ def load_audit(path: Path, key: str, num_items: int, statistics: set[str]) -> Au
 
 def save_audit(path: Path, audit: Audit, key: str) -> None:
     """Write ``audit`` under ``key`` at ``path``, whole (``files.write_arrow``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     write_arrow(path, _to_table(audit, key))

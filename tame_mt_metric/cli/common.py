@@ -258,7 +258,6 @@ def add_output_options(parser: argparse.ArgumentParser, segments: bool = True) -
 
 @contextmanager
 def _atomic(path: Path) -> Iterator[Any]:
-    path.parent.mkdir(parents=True, exist_ok=True)
     opener = gzip.open if path.suffix == ".gz" else open
     with atomic_path(path) as tmp, opener(tmp, "wt", encoding="utf-8") as handle:
         yield handle

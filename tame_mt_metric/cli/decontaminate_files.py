@@ -202,7 +202,6 @@ def write_outputs(
         raise ValueError("removed rows must come in increasing train_index")
     with ExitStack() as stack:
         for copy in copies:
-            copy.destination.parent.mkdir(parents=True, exist_ok=True)
             staging = atomic_folder if copy.folder else atomic_path
             copy.write(stack.enter_context(staging(copy.destination)), removed, rows)
         lines = (json.dumps(removed_line(r), ensure_ascii=False) + "\n" for r in removed_rows)
@@ -213,7 +212,6 @@ def write_outputs(
 
 
 def _write_text(stack: ExitStack, path: Path, pieces: Iterable[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = stack.enter_context(atomic_path(path))
     with _opened(path, tmp) as out:
         for piece in pieces:
