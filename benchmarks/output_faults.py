@@ -250,7 +250,7 @@ def disk_trials(
     inputs: Path, scratch: Path, device: str, names: list[str]
 ) -> list[tuple[str, str | None]]:
     """(workload and free room, what went wrong or None) of every trial."""
-    found = []
+    found: list[tuple[str, str | None]] = []
     for name in names:
         clean = clean_outputs(name, inputs, scratch)
         # A file size limit holds every file the process writes, the temporary
@@ -312,7 +312,7 @@ def interrupted(
 def interrupt_trials(
     inputs: Path, scratch: Path, names: tuple[str, ...], moments: int
 ) -> list[tuple[str, str | None]]:
-    found = []
+    found: list[tuple[str, str | None]] = []
     for name in names:
         started = time.perf_counter()
         clean = clean_outputs(name, inputs, scratch)
