@@ -17,6 +17,7 @@ to every command, from the roles its options declare).
 from __future__ import annotations
 
 import errno
+import gzip
 import os
 import shutil
 import stat
@@ -26,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -52,6 +53,7 @@ __all__ = [
     "limit_of",
     "line_limit",
     "line_too_long",
+    "output_stream",
     "read_small",
     "refuse_overwrites",
     "regular_file",
@@ -202,6 +204,19 @@ def atomic_path(path: Path) -> Iterator[Path]:
             fsync_folder(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def output_stream(destination: Path, tmp: Path) -> Iterator[BinaryIO]:
+    """``tmp`` open for writing bytes, compressed when ``destination``'s name ends
+    in ``.gz``, with no name or time in the gzip header: the same content gives
+    the same file (and the temporary name is not written into it)."""
+    with open(tmp, "wb") as raw:
+        if destination.suffix != ".gz":
+            yield raw
+            return
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed:
+            yield cast(BinaryIO, packed)
 
 
 @contextmanager

@@ -7,10 +7,12 @@ half-written is left or read back as whole, and a rerun equals a clean run."""
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -80,3 +82,17 @@ def test_a_stopped_writer_leaves_whole_outputs_or_none(
         assert left.items() <= clean.items()  # what is there is whole
         again = faults.run(name, inputs, folder / "o", folder / "cache")
         assert again.returncode == 0 and faults.contents(folder / "o") == clean
+
+
+def test_a_gz_output_is_the_same_file_for_the_same_content(tmp_path: Path) -> None:
+    """No time and no (temporary) name in the gzip header: a rerun's output,
+    or one written elsewhere, is byte for byte the first."""
+    from tame_mt_metric.cli.common import write_lines
+
+    first, second = tmp_path / "a" / "tm.txt.gz", tmp_path / "b" / "tm.txt.gz"
+    write_lines(first, ["one", "two"])
+    time.sleep(1.1)  # a gzip header's time is in seconds
+    write_lines(second, ["one", "two"])
+    assert first.read_bytes() == second.read_bytes()
+    assert b".tmp-" not in first.read_bytes()
+    assert gzip.decompress(first.read_bytes()) == b"one\ntwo\n"

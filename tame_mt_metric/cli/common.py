@@ -5,7 +5,7 @@ whole (temporary name, then rename; ``.gz`` compressed), and stage timings."""
 from __future__ import annotations
 
 import argparse
-import gzip
+import io
 import json
 import logging
 import os
@@ -22,7 +22,7 @@ from tame_mt_metric.cache.index_files import retrieval_of
 from tame_mt_metric.cli.path_options import READ, READ_TEXT, SEGMENTS_WRITE, WRITE
 from tame_mt_metric.digest import digest
 from tame_mt_metric.errors import InvalidOptionError, MisalignedInputError
-from tame_mt_metric.files import atomic_path, regular_file
+from tame_mt_metric.files import atomic_path, output_stream, regular_file
 from tame_mt_metric.progress import PROGRESS_ENV
 from tame_mt_metric.report.config import OPTIONS, TameConfig
 from tame_mt_metric.report.metric_registry import METRICS
@@ -258,8 +258,11 @@ def add_output_options(parser: argparse.ArgumentParser, segments: bool = True) -
 
 @contextmanager
 def _atomic(path: Path) -> Iterator[Any]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with atomic_path(path) as tmp, opener(tmp, "wt", encoding="utf-8") as handle:
+    with (
+        atomic_path(path) as tmp,
+        output_stream(path, tmp) as raw,
+        io.TextIOWrapper(raw, encoding="utf-8") as handle,
+    ):
         yield handle
 
 

@@ -17,10 +17,9 @@ import json
 import zlib
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from fractions import Fraction
-from io import BufferedIOBase
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,6 +30,7 @@ from tame_mt_metric.files import (
     atomic_path,
     line_limit,
     line_too_long,
+    output_stream,
     regular_file,
 )
 from tame_mt_metric.retrieval.inputs import BOM, gzip_damage, opening_whole
@@ -89,7 +89,7 @@ class KeptCopy:
 
     def write(self, tmp: Path, removed: Sequence[int], rows: int) -> None:
         """The kept lines, byte for byte (``kept_lines``)."""
-        with _opened(self.destination, tmp) as out:
+        with output_stream(self.destination, tmp) as out:
             for piece in kept_lines(self.source, removed, rows):
                 out.write(piece)
 
@@ -174,18 +174,6 @@ def _kept_of(whole: bytes, row: int, count: int, removed: Sequence[int]) -> Iter
             yield line + (b"\n" if i < last else ending)
 
 
-@contextmanager
-def _opened(destination: Path, tmp: Path) -> Iterator[BufferedIOBase]:
-    """``tmp`` open for writing, compressed when ``destination``'s name ends in ``.gz``."""
-    with open(tmp, "wb") as raw:
-        if destination.suffix != ".gz":
-            yield raw
-            return
-        # No name or time in the gzip header: the same rows give the same file.
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed:
-            yield packed
-
-
 def write_outputs(
     copies: Sequence[KeptRows],
     removed_rows: Sequence[RemovedRow],
@@ -213,6 +201,6 @@ def write_outputs(
 
 def _write_text(stack: ExitStack, path: Path, pieces: Iterable[str]) -> None:
     tmp = stack.enter_context(atomic_path(path))
-    with _opened(path, tmp) as out:
+    with output_stream(path, tmp) as out:
         for piece in pieces:
             out.write(piece.encode("utf-8"))
