@@ -47,7 +47,6 @@ __all__ = [
     "NamedPath",
     "atomic_folder",
     "atomic_path",
-    "disk_full_named",
     "fsync_file",
     "fsync_folder",
     "limit_of",
@@ -172,7 +171,7 @@ _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 @contextmanager
-def disk_full_named(path: Path) -> Iterator[None]:
+def _disk_full_named(path: Path) -> Iterator[None]:
     """A write of ``path`` that finds its device full is a ``DiskFullError``
     naming the folder (an ``OSError`` names, at best, a temporary file)."""
     try:
@@ -196,7 +195,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     naming the folder)."""
     tmp = temporary_name(path)
     try:
-        with disk_full_named(path):
+        with _disk_full_named(path):
             path.parent.mkdir(parents=True, exist_ok=True)
             yield tmp
             fsync_file(tmp)
@@ -226,7 +225,7 @@ def atomic_folder(path: Path) -> Iterator[Path]:
     On an error nothing is left."""
     tmp = temporary_name(path)
     try:
-        with disk_full_named(path):
+        with _disk_full_named(path):
             path.parent.mkdir(parents=True, exist_ok=True)
             yield tmp
             for member in tmp.rglob("*"):
