@@ -260,11 +260,11 @@ def disk_trials(
             if device == "tmpfs":
                 with tmpfs(8 << 20, free) as mount:
                     done = run(name, inputs, mount, Path(tempfile.mkdtemp(dir=scratch)))
-                    found.append((label, judge_full(done, mount, clean)))
+                    found.append((_said(label, done), judge_full(done, mount, clean)))
             else:
                 out = Path(tempfile.mkdtemp(dir=scratch))
                 done = run(name, inputs, out, Path(tempfile.mkdtemp(dir=scratch)), fsize=free)
-                found.append((label, judge_full(done, out, clean)))
+                found.append((_said(label, done), judge_full(done, out, clean)))
         again = Path(tempfile.mkdtemp(dir=scratch))  # a later run elsewhere
         done = run(name, inputs, again / "o", again / "cache")
         ok = done.returncode == 0 and contents(again / "o") == clean
@@ -328,7 +328,8 @@ def interrupt_trials(
                         break  # no more write steps
                     continue  # it ended first: not a trial
                 moment = f"write step {pause}" if pause else f"{delay:.2f} s"
-                label = f"{name}, {how.name} at {moment}"
+                kind = "at write steps" if pause else "at timed moments"
+                label = f"{name} {how.name} {kind}, at {moment}"
                 left = contents(folder / "o")
                 wrong = [p for p in left if left[p] != clean.get(p)]
                 if wrong:
@@ -340,15 +341,27 @@ def interrupt_trials(
     return found
 
 
+def _said(label: str, done: subprocess.CompletedProcess[str]) -> str:
+    return f"{label}, {'a typed error' if done.returncode else 'it fit'}"
+
+
 def table(title: str, found: list[tuple[str, str | None]]) -> str:
+    """Trials, good and bad by workload (and, of the full device's, those that
+    ended in a typed error rather than fitting)."""
     by: Counter[str] = Counter()
     bad: Counter[str] = Counter()
+    typed: Counter[str] = Counter()
     for label, wrong in found:
         key = label.split(",")[0]
         by[key] += 1
         bad[key] += wrong is not None
-    rows = [f"| {title} | trials | good | bad |", "| --- | ---: | ---: | ---: |"]
-    rows += [f"| {key} | {n} | {n - bad[key]} | {bad[key]} |" for key, n in by.items()]
+        typed[key] += label.endswith("a typed error") and wrong is None
+    extra = any(typed.values())
+    head = f"| {title} | trials | good | bad |" + (" of which a typed error |" if extra else "")
+    rows = [head, "| --- | ---: | ---: | ---: |" + (" ---: |" if extra else "")]
+    for key, n in by.items():
+        cells = f"| {key} | {n} | {n - bad[key]} | {bad[key]} |"
+        rows.append(cells + (f" {typed[key]} |" if extra else ""))
     rows += [f"- {label}: {wrong}" for label, wrong in found if wrong is not None]
     return "\n".join(rows)
 
