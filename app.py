@@ -15,8 +15,10 @@ from tame_mt_metric.report.config import TameConfig
 from tame_mt_metric.space import (
     BIN_COLOURS,
     BUCKETS,
+    CONCURRENCY,
     EXAMPLE,
     LIMITS,
+    MAX_QUEUE,
     MAX_UPLOAD,
     example_inputs,
     run,
@@ -165,6 +167,7 @@ def build_demo() -> gr.Blocks:
                 page,
             ],
         )
+    demo.queue(default_concurrency_limit=CONCURRENCY, max_size=MAX_QUEUE)
     return demo
 
 

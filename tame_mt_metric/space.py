@@ -18,6 +18,7 @@ from typing import Any
 
 from rapidfuzz.distance import Indel
 
+from tame_mt_metric.cache.entries import CacheOptions
 from tame_mt_metric.demo import example_corpus
 from tame_mt_metric.errors import InputTextError
 from tame_mt_metric.report.config import TameConfig
@@ -40,9 +41,11 @@ from tame_mt_metric.retrieval.inputs import read_lines
 __all__ = [
     "BIN_COLOURS",
     "BUCKETS",
+    "CONCURRENCY",
     "EXAMPLE",
     "HEADLINE",
     "LIMITS",
+    "MAX_QUEUE",
     "MAX_UPLOAD",
     "SpaceResult",
     "example_inputs",
@@ -58,6 +61,10 @@ EXAMPLE = "Swahili -> Zulu Bible verses (bundled, CC0), simulated system"
 MAX_UPLOAD = "20mb"
 MAX_UPLOAD_LINES = 200_000
 MAX_UPLOAD_TEXT = 100 << 20
+# Requests scored at once, and requests that may wait: a later one is refused
+# at once with gradio's "Queue is full" rather than left to wait without end.
+CONCURRENCY = 1
+MAX_QUEUE = 64
 LIMITS = (
     f"Each upload: at most {MAX_UPLOAD.upper()} as sent, {MAX_UPLOAD_LINES:,} lines and "
     f"{MAX_UPLOAD_TEXT >> 20} MB of text once decompressed, lines of at most 1 MB. "
@@ -83,6 +90,7 @@ HEADLINE = (
     "gen_gap_bleu",
 )
 BUCKETS = 20  # histogram buckets over [0, 1]
+IN_MEMORY = CacheOptions(enabled=False)
 
 
 def simulated_system(references: Sequence[str]) -> list[str]:
@@ -118,20 +126,25 @@ def uploaded_inputs(
     sources = _read("test sources", test_src)
     if not references:
         raise InputTextError("references: no file uploaded")
-    refs = [_read(f"references {i + 1}", path) for i, path in enumerate(references)]
-    for i, ref in enumerate(refs):
-        if len(ref) != len(sources):
-            raise InputTextError(
-                f"references {i + 1}: {len(ref)} lines, the test sources have {len(sources)}"
-            )
+    refs = [
+        _aligned(f"references {i + 1}", _read(f"references {i + 1}", path), sources)
+        for i, path in enumerate(references)
+    ]
     return {
         "train": TrainingCorpus(
             _read("training sources", train_src), _read("training targets", train_tgt)
         ),
         "sources": sources,
         "references": [list(r) for r in zip(*refs, strict=True)] if len(refs) > 1 else refs[0],
-        "predictions": _read("hypotheses", hypotheses),
+        "predictions": _aligned("hypotheses", _read("hypotheses", hypotheses), sources),
     }
+
+
+def _aligned(name: str, lines: list[str], sources: list[str]) -> list[str]:
+    """An upload of one line per test source, or an error naming it."""
+    if len(lines) != len(sources):
+        raise InputTextError(f"{name}: {len(lines)} lines, the test sources have {len(sources)}")
+    return lines
 
 
 def highlight(text: str, neighbour: str) -> tuple[str, str]:
@@ -232,9 +245,17 @@ def _exposed(result: ItemizedReport, inputs: dict[str, Any], show_text: bool, to
 
 
 def run(inputs: dict[str, Any], config: TameConfig, show_text: bool = True) -> SpaceResult:
-    """Score the inputs and prepare everything the page shows."""
+    """Score the inputs and prepare everything the page shows. Scored in memory,
+    never through the package's cache: a shared demo keeps nothing of what a
+    visitor uploads, and no answer (the report's ``audit_cached``) tells whether
+    another visitor uploaded the same files."""
     result = score_tame(
-        inputs["train"], inputs["predictions"], inputs["references"], inputs["sources"], config
+        inputs["train"],
+        inputs["predictions"],
+        inputs["references"],
+        inputs["sources"],
+        config,
+        cache=IN_MEMORY,
     )
     out = Path(tempfile.mkdtemp(prefix="tame-mt-space-"))
     report_file = out / "tame_report.json"

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,51 +34,17 @@ from tame_mt_metric.report.labels import score_text
 from tame_mt_metric.retrieval.corpus import TrainingCorpus
 from tame_mt_metric.space import BIN_COLOURS, BUCKETS, HEADLINE, LIMITS, example_inputs, run
 from tests.browser import chromium
+from tests.space_load import serve
 
 REPO = Path(__file__).resolve().parent.parent
 SPACE = Path(os.environ.get("TAME_MT_SPACE_DIR", REPO))
 SPACE_PYTHON = os.environ.get("TAME_MT_SPACE_PYTHON", sys.executable)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "GRADIO_SERVER_PORT": str(port),
-        "GRADIO_SERVER_NAME": "127.0.0.1",
-        "GRADIO_ANALYTICS_ENABLED": "False",
-    }
-    app = subprocess.Popen(
-        [SPACE_PYTHON, "app.py"],
-        cwd=SPACE,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert app.poll() is None, app.communicate()[0]
-                time.sleep(0.5)
-        else:
-            raise AssertionError("the app did not start in 120 s")
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        app.terminate()
-        app.communicate(timeout=30)
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with serve(tmp_path_factory.mktemp("space"), SPACE, SPACE_PYTHON) as app:
+        yield app.url
 
 
 @pytest.fixture(scope="module")
