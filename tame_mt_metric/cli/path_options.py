@@ -105,7 +105,9 @@ def path_uses(
 ) -> tuple[list[NamedPath], list[NamedPath]]:
     """The paths ``args`` read and write, each with its option, from the roles
     the options of ``parser`` (one command's) declare; and the cache, for the
-    commands that read it (``reads_cache``)."""
+    commands that read it (``reads_cache``: True, or a test of ``args``; the
+    cache's folder is found only then, since the datasets cache's needs
+    ``datasets`` imported)."""
     reads: list[NamedPath] = []
     writes: list[NamedPath] = []
     for action in parser._actions:
@@ -115,7 +117,8 @@ def path_uses(
         name = next((o for o in action.option_strings if o.startswith("--")), action.dest)
         for value in _values(getattr(args, action.dest, None)):
             (reads if kind.role == "read" else writes).extend(kind.uses(name, value, args))
-    if writes and getattr(args, "reads_cache", False):
+    reads_cache = getattr(args, "reads_cache", False)
+    if writes and (reads_cache(args) if callable(reads_cache) else reads_cache):
         from tame_mt_metric.cache.entries import cache_root
 
         reads.append(NamedPath("the cache", cache_root(getattr(args, "cache_dir", None))))

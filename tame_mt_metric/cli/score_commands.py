@@ -349,6 +349,10 @@ def _paired(
     finish_comparison(args, found)  # the page too, with the tests
 
 
+def _full_audit_reads_cache(args: argparse.Namespace) -> bool:
+    return bool(args.ref) and not args.shard
+
+
 def _num_train(text: str) -> int:
     try:
         value = int(text)
@@ -393,7 +397,8 @@ def register(
     audit.add_argument("--partial-out", type=WRITE, help="the partial audit of --shard")
     add_output_options(audit)
     add_schema_option(audit)
-    audit.set_defaults(run=_audit_command, reads_cache=True)
+    # Only the full audit (references given, not a shard) goes through the cache.
+    audit.set_defaults(run=_audit_command, reads_cache=_full_audit_reads_cache)
 
     tm = command("tm-baseline", "write the translation-memory hypotheses")
     add_train_options(tm, index=False)
