@@ -402,6 +402,7 @@ def test_a_test_set_over_its_limit_is_refused_before_any_work(
 
 KILLED_AT = """
 import sys, time
+from tame_mt_metric import files
 from tame_mt_metric.cache import audit_file, corpus_file, index_files
 from tame_mt_metric.cli import main
 step = sys.argv.pop(1)
@@ -418,7 +419,7 @@ module, name = {
     "array": (index_files, "_write_array"),
     "text": (corpus_file, "write_arrow"),
     "manifest": (index_files, "proof"),
-    "rename": (index_files, "fsync_folder"),
+    "rename": (files, "fsync_folder"),  # the whole folder flushed, before its rename
     "audit cache": (audit_file, "write_arrow"),
 }[step]
 setattr(module, name, held(getattr(module, name)))
