@@ -54,17 +54,22 @@ class PathOption:
     def __call__(self, value: str) -> Path | str:
         return value if self.text or self.named else Path(value)
 
+    def _given(self, value: object) -> Path | None:
+        """The path a value names (None: not ``NAME=PATH``, which the command says)."""
+        _, eq, path = str(value).partition("=")
+        if self.named:
+            return Path(path) if eq else None
+        return Path(str(value))
+
     def paths(self, value: object, args: argparse.Namespace) -> list[Path]:
-        text = str(value)
-        path = Path(text.partition("=")[2] if self.named else text)
-        if self.named and "=" not in text:
-            return []  # not NAME=PATH: the command says so
-        return self.expand(path, args) if self.expand else [path]
+        given = self._given(value)
+        if given is None:
+            return []
+        return self.expand(given, args) if self.expand else [given]
 
     def uses(self, option: str, value: object, args: argparse.Namespace) -> list[NamedPath]:
         """The paths one value stands for, each named by ``option`` and the value."""
-        given = Path(str(value).partition("=")[2] if self.named else str(value))
-        return [NamedPath(option, p, given) for p in self.paths(value, args)]
+        return [NamedPath(option, p, self._given(value)) for p in self.paths(value, args)]
 
 
 def sidecar_path(path: Path) -> Path:
